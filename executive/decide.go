@@ -1,0 +1,297 @@
+package executive
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Verdicts of one event, as logged and counted.
+const (
+	VerdictNotified = "notified"
+	VerdictBlocked  = "blocked"
+	VerdictStale    = "stale"
+	VerdictNewCheck = "new_check"
+	VerdictRejected = "rejected"
+)
+
+// newCheckSummary is the summary of the scheduled maintenance given to a never-seen check.
+const newCheckSummary = "Automatically created for new check"
+
+// decider turns one event and its check's facts into the writes to apply: pure, given now.
+type decider struct {
+	keys          schema.Keys
+	cfg           Config
+	filters       []Filter
+	notifications string // full key of the notifier queue
+}
+
+// decision is the outcome for one event.
+type decision struct {
+	record       model.Record
+	notification *schema.Notification
+	verdict      string
+	filter       string // the blocking filter, for VerdictBlocked
+	reason       string
+}
+
+func seconds(d time.Duration) int64 { return int64(d / time.Second) }
+
+// decide applies reference §2.2-2.8 with the SPEC 4 decisions. raw is the claimed item (removed
+// from the processing list with the writes), seq its claim number (0 when unknown).
+func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now, seq int64) decision {
+	out := decision{record: model.Record{Item: raw, Guard: d.keys.Check(f.ID), Revision: f.Revision}}
+	ops := &out.record.Ops
+	w := model.NewCheckWriter(d.keys, ev.Entity, ev.Check, ops)
+
+	if f.State == "" && f.EntityID == "" {
+		w.CreateEntity(schema.NewEntityID(ev.Entity))
+	}
+
+	view := checkView{
+		facts:        *f,
+		state:        f.State,
+		lastChange:   f.LastChange,
+		initialDelay: storedOrDefault(f.InitialFailureDelay, f.HasInitialFailureDelay, seconds(d.cfg.InitialFailureDelay)),
+		repeatDelay:  storedOrDefault(f.RepeatFailureDelay, f.HasRepeatFailureDelay, seconds(d.cfg.RepeatFailureDelay)),
+		scheduled:    activeOnly(f.ScheduledMaintenance, now),
+		unscheduled:  f.UnscheduledMaintenance,
+	}
+	skipFilters := false
+
+	switch {
+	case ev.IsService():
+		out.record.Counter = "ok"
+		if ev.IsFailure() {
+			out.record.Counter = "failure"
+		}
+		if d.isStale(ev, f, now, seq) {
+			out.verdict, out.reason = VerdictStale, "older than the check's latest event"
+			return out
+		}
+		view.previousState = f.State
+		if f.State == "" && d.newCheckMaintenance(ev) {
+			dur := seconds(d.cfg.NewCheckScheduledMaintenanceDuration)
+			w.StoreMaintenance(schema.Scheduled, now, dur, newCheckSummary)
+			if view.scheduled.End < now+dur {
+				view.scheduled = model.Window{Start: now, End: now + dur}
+			}
+			skipFilters = ev.IsOK()
+		}
+		d.recordService(ev, f, &view, w, now, seq)
+	default:
+		out.record.Counter = "action"
+		w.Action(now, ev.State)
+		if f.State == "" {
+			w.Ops.ZAdd(d.keys.AllChecks(), now, f.ID)
+			w.Ops.ZAdd(d.keys.AllChecksFor(ev.Entity), now, ev.Check)
+		}
+	}
+
+	var in intents
+	out.verdict = VerdictNotified
+	if skipFilters {
+		out.verdict, out.reason = VerdictNewCheck, "first ok of a new check in maintenance"
+	} else {
+		for _, filter := range d.filters {
+			if blocked, reason := filter.Check(ev, &view, now, &in); blocked {
+				out.verdict, out.filter, out.reason = VerdictBlocked, filter.Name(), reason
+				break
+			}
+		}
+	}
+
+	d.applyIntents(&in, &view, w, now)
+	if out.verdict == VerdictNotified {
+		out.notification = d.notify(ev, f, &view, &in, w, now, seq)
+	}
+	w.SyncCurrentMaintenance(schema.Scheduled, view.scheduled, f.ScheduledCurrent, now)
+	w.SyncCurrentMaintenance(schema.Unscheduled, view.unscheduled, f.UnscheduledCurrent, now)
+	return out
+}
+
+func storedOrDefault(v int64, has bool, def int64) int64 {
+	if !has || v < 0 {
+		return def
+	}
+	return v
+}
+
+func activeOnly(w model.Window, now int64) model.Window {
+	if w.Covers(now) {
+		return w
+	}
+	return model.Window{}
+}
+
+// orderTime is the instant an event is ordered by: its own time, unless it claims to be further
+// in the future than clock skew explains (one bad timestamp must not silence a check).
+func (d *decider) orderTime(ev *schema.Event, now int64) int64 {
+	if ev.Time > now+seconds(d.cfg.MaxFutureSkew) {
+		return now
+	}
+	return ev.Time
+}
+
+// isStale implements SPEC 4.11: a service event whose `time` is older than the newest `time`
+// applied to its check is ignored; same-second and time-less events are ordered by claim
+// sequence, so several executives agree with one.
+func (d *decider) isStale(ev *schema.Event, f *model.CheckFacts, now, seq int64) bool {
+	if ev.HasTime && f.LastEventTime > 0 {
+		t := d.orderTime(ev, now)
+		if t < f.LastEventTime {
+			return true
+		}
+		if t > f.LastEventTime {
+			return false
+		}
+	}
+	return seq > 0 && f.LastSequence > 0 && seq < f.LastSequence
+}
+
+func (d *decider) newCheckMaintenance(ev *schema.Event) bool {
+	if d.cfg.NewCheckScheduledMaintenanceDuration <= 0 {
+		return false
+	}
+	for _, t := range schema.TagSet(ev, nil) {
+		for _, ignore := range d.cfg.NewCheckScheduledMaintenanceIgnoreTags {
+			if t == ignore {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// recordService writes the check's new state and the always-written fields (reference §2.3).
+func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *checkView, w model.CheckWriter, now, seq int64) {
+	if ev.State != f.State {
+		w.StateChange(now, ev.State, ev.Summary, ev.Details, seq)
+		view.lastChange = now
+		if ev.IsFailure() {
+			w.AckHash(schema.AckHash(f.ID))
+		}
+	}
+	view.state = ev.State
+	view.initialDelay = seconds(d.cfg.InitialFailureDelay)
+	if ev.HasInitialDelay {
+		view.initialDelay = ev.InitialFailureDelay
+	}
+	view.repeatDelay = seconds(d.cfg.RepeatFailureDelay)
+	if ev.HasRepeatDelay {
+		view.repeatDelay = ev.RepeatFailureDelay
+	}
+	eventTime := f.LastEventTime
+	if ev.HasTime {
+		if t := d.orderTime(ev, now); t > eventTime {
+			eventTime = t
+		}
+	}
+	w.ServiceUpdate(model.Update{
+		Now: now, Summary: ev.Summary, Details: ev.Details, Perfdata: ev.Perfdata,
+		InitialFailureDelay: view.initialDelay, RepeatFailureDelay: view.repeatDelay,
+		EventTime: eventTime, Sequence: max(seq, f.LastSequence),
+	})
+}
+
+// applyIntents writes the unscheduled maintenance the filters asked for (reference §2.6).
+func (d *decider) applyIntents(in *intents, view *checkView, w model.CheckWriter, now int64) {
+	current := view.unscheduled
+	if (in.endUnscheduled || in.startUnscheduled) && current.Covers(now) {
+		w.SetMaintenanceDuration(schema.Unscheduled, current.Start, now-current.Start)
+		view.unscheduled = model.Window{Start: current.Start, End: now}
+	}
+	if in.startUnscheduled {
+		w.StoreMaintenance(schema.Unscheduled, now, in.ackDuration, in.ackSummary)
+		view.unscheduled = model.Window{Start: now, End: now + in.ackDuration}
+	}
+}
+
+// notify records and queues the notification (reference §2.8).
+func (d *decider) notify(ev *schema.Event, f *model.CheckFacts, view *checkView, in *intents, w model.CheckWriter, now, seq int64) *schema.Notification {
+	maxSeverity := maxNotifiedSeverity(f)
+	n := &schema.Notification{
+		EventID:  f.ID,
+		State:    ev.State,
+		Summary:  schema.StringPtr(ev.Summary),
+		Details:  schema.StringPtr(ev.Details),
+		Perfdata: schema.StringPtr(ev.Perfdata),
+		Count:    seq,
+		Type:     notificationType(ev),
+		Severity: severity(ev, maxSeverity),
+		Tags:     schema.TagSet(ev, nil),
+	}
+	if ev.HasTime {
+		n.Time = schema.Int64Ptr(ev.Time)
+	}
+	switch {
+	case in.startUnscheduled:
+		n.Duration = schema.Int64Ptr(in.ackDuration)
+	case ev.HasDuration:
+		n.Duration = schema.Int64Ptr(ev.Duration)
+	}
+	if ev.IsFailure() {
+		n.EventHash = schema.StringPtr(schema.AckHash(f.ID))
+	}
+	if view.lastChange > 0 {
+		n.StateDuration = schema.Int64Ptr(now - view.lastChange)
+	}
+	if prev, ok := previousEntry(ev, f, now); ok {
+		n.LastState = schema.StringPtr(prev.State)
+		n.LastSummary = schema.StringPtr(prev.Summary)
+	}
+	failing := ""
+	if ev.IsFailure() {
+		failing = ev.State
+	}
+	w.Notified(now, n.Type, failing)
+	payload, _ := json.Marshal(n)
+	w.PushNotification(d.notifications, payload)
+	return n
+}
+
+// previousEntry is the state change before the current one once this event is recorded: the
+// second-newest history entry (reference §2.8 step 6).
+func previousEntry(ev *schema.Event, f *model.CheckFacts, now int64) (model.HistoryEntry, bool) {
+	h := f.History
+	changed := ev.IsService() && ev.State != f.State
+	if changed && (len(h) == 0 || h[0].Time != now) {
+		if len(h) > 0 {
+			return h[0], true
+		}
+		return model.HistoryEntry{}, false
+	}
+	if len(h) > 1 {
+		return h[1], true
+	}
+	return model.HistoryEntry{}, false
+}
+
+func notificationType(ev *schema.Event) string {
+	switch {
+	case ev.IsOK():
+		return schema.NotificationRecovery
+	case ev.IsAcknowledgement():
+		return schema.NotificationAcknowledgement
+	case ev.IsTest():
+		return schema.NotificationTest
+	}
+	return schema.NotificationProblem
+}
+
+// severity: critical if the event or the highest severity notified since the last recovery is
+// critical (or it is a test), else warning, else unknown, else ok (reference §2.8 step 4).
+func severity(ev *schema.Event, maxNotified string) string {
+	is := func(s string) bool { return ev.State == s || maxNotified == s }
+	switch {
+	case ev.IsTest() || is(schema.StateCritical):
+		return schema.SeverityCritical
+	case is(schema.StateWarning):
+		return schema.SeverityWarning
+	case is(schema.StateUnknown):
+		return schema.SeverityUnknown
+	}
+	return schema.SeverityOK
+}

@@ -1,0 +1,407 @@
+// Package executive owns event processing: it claims events from the `events` list, keeps each
+// check's state, history and maintenance on the documented key layout, runs the five filters of
+// Flapjack 1.x (Ok, ScheduledMaintenance, UnscheduledMaintenance, Delays, Acknowledgement) and
+// pushes a notification to `notifications` when a failure deserves one.
+//
+// Each batch costs three round trips whatever its size: claim (Lua), read every check's facts
+// (Lua), apply every event's writes (Lua). Decisions are pure Go between the read and the apply;
+// the apply is guarded by a per-check revision, so executives sharing one Redis never lose an
+// update, and it removes each event from the processing list in the same atomic step as its
+// writes, so re-processing after a crash never doubles an effect.
+package executive
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Stage is the executive's name in instance records and processing lists.
+const Stage = "executive"
+
+// Config holds the executive settings (SPEC 3.3).
+type Config struct {
+	InitialFailureDelay                    time.Duration
+	RepeatFailureDelay                     time.Duration
+	NewCheckScheduledMaintenanceDuration   time.Duration
+	NewCheckScheduledMaintenanceIgnoreTags []string
+	AcknowledgementDuration                time.Duration
+	ArchiveEvents                          bool
+	ArchiveMaxAge                          time.Duration
+	RejectedMaxAge                         time.Duration
+	MaxFutureSkew                          time.Duration
+	BatchSize                              int
+	Queue                                  string // events list name
+	NotifierQueue                          string // notifications list name
+}
+
+// DefaultConfig is Flapjack's behaviour with SPEC 4's decisions.
+func DefaultConfig() Config {
+	return Config{
+		InitialFailureDelay:     30 * time.Second,
+		RepeatFailureDelay:      60 * time.Second,
+		AcknowledgementDuration: 4 * time.Hour,
+		ArchiveMaxAge:           3 * time.Hour,
+		RejectedMaxAge:          7 * 24 * time.Hour,
+		MaxFutureSkew:           5 * time.Minute,
+		BatchSize:               256,
+		Queue:                   "events",
+		NotifierQueue:           "notifications",
+	}
+}
+
+// Options wires an Executive.
+type Options struct {
+	Pool     *redis.Pool
+	Keys     schema.Keys
+	Config   Config
+	Clock    clock.Clock
+	Log      *zap.Logger
+	Metrics  *Metrics
+	Identity queue.Identity
+	Version  string
+	// HeartbeatClock drives liveness records; defaults to Clock. Replay decides with a fake
+	// clock but must stay visibly alive by the wall clock.
+	HeartbeatClock clock.Clock
+	Beat           time.Duration
+}
+
+// Executive processes events.
+type Executive struct {
+	pool     *redis.Pool
+	keys     schema.Keys
+	cfg      Config
+	clock    clock.Clock
+	log      *zap.Logger
+	metrics  *Metrics
+	decider  decider
+	consumer *queue.Consumer
+	registry *queue.Registry
+	target   model.ApplyTarget
+}
+
+// New builds an executive; it touches Redis only when run.
+func New(o Options) *Executive {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(nil)
+	}
+	if o.HeartbeatClock == nil {
+		o.HeartbeatClock = o.Clock
+	}
+	if o.Config.BatchSize <= 0 {
+		o.Config.BatchSize = 1
+	}
+	spec := queue.Spec{Stage: Stage, Source: o.Keys.Queue(o.Config.Queue), End: queue.Right, Sequence: o.Keys.EventsSequence()}
+	consumer := queue.NewConsumer(o.Pool, o.Keys, spec, o.Identity)
+	x := &Executive{
+		pool: o.Pool, keys: o.Keys, cfg: o.Config, clock: o.Clock, log: o.Log.With(zap.String("stage", Stage)),
+		metrics: o.Metrics, consumer: consumer,
+		decider: decider{
+			keys: o.Keys, cfg: o.Config,
+			filters:       pipeline(seconds(o.Config.AcknowledgementDuration)),
+			notifications: o.Keys.Queue(o.Config.NotifierQueue),
+		},
+		target: model.ApplyTarget{
+			Processing:       consumer.ProcessingKey(),
+			Counters:         o.Keys.EventCounters(),
+			InstanceCounters: o.Keys.InstanceEventCounters(o.Identity.ID()),
+		},
+	}
+	x.registry = &queue.Registry{
+		Pool: o.Pool, Keys: o.Keys, Spec: spec, ID: o.Identity, Clock: o.HeartbeatClock,
+		Version: o.Version, Beat: o.Beat, Log: x.log, Stats: x.metrics.instanceStats,
+	}
+	return x
+}
+
+// Start prepares the counters (reference §2.1). The queue loop calls it after registering.
+func (x *Executive) Start(ctx context.Context) error {
+	return x.initCounters(ctx)
+}
+
+// initCounters sets event_counters fields to 0 only when absent and resets this instance's
+// counters.
+func (x *Executive) initCounters(ctx context.Context) error {
+	conn, err := x.pool.GetContext(ctx)
+	if err != nil {
+		return fmt.Errorf("init event counters: %w", err)
+	}
+	defer conn.Close()
+	inst := x.target.InstanceCounters
+	conn.Send("MULTI")
+	for _, f := range []string{"all", "ok", "failure", "action", "invalid"} {
+		conn.Send("HSETNX", x.target.Counters, f, 0)
+		conn.Send("HSET", inst, f, 0)
+	}
+	conn.Send("EXPIRE", inst, 12*24*3600)
+	if _, err := conn.Do("EXEC"); err != nil {
+		return fmt.Errorf("init event counters: %w", err)
+	}
+	return nil
+}
+
+// Loop returns the run loop of this executive (SIGTERM-safe, retrying on Redis errors).
+func (x *Executive) Loop(exitWhenEmpty bool) *queue.Loop {
+	return &queue.Loop{
+		Registry: x.registry, Consumer: x.consumer, Worker: x, Log: x.log,
+		ExitWhenEmpty: exitWhenEmpty,
+		OnError:       func(error) { x.metrics.redisErrors.Inc() },
+	}
+}
+
+// Run processes events until ctx ends or, with exitWhenEmpty, until the queue is empty.
+func (x *Executive) Run(ctx context.Context, exitWhenEmpty bool) error {
+	return x.Loop(exitWhenEmpty).Run(ctx)
+}
+
+// Register registers the instance and recovers dead peers without running the loop (replay and
+// tests that drive ProcessNext themselves).
+func (x *Executive) Register(ctx context.Context) error {
+	if err := x.registry.Register(ctx); err != nil {
+		return err
+	}
+	if err := x.Start(ctx); err != nil {
+		return err
+	}
+	_, err := x.registry.RecoverDead(ctx)
+	return err
+}
+
+// ProcessNext claims one batch (blocking up to wait for the first event) and processes it,
+// returning how many events it finished.
+func (x *Executive) ProcessNext(ctx context.Context, wait time.Duration) (int, error) {
+	batch, err := x.consumer.Next(ctx, x.cfg.BatchSize, wait)
+	if err != nil {
+		return 0, err
+	}
+	if len(batch.Items) == 0 {
+		return 0, nil
+	}
+	res, err := x.ProcessBatch(ctx, batch)
+	if err != nil {
+		x.consumer.MarkUnfinished()
+	}
+	return res.Finished, err
+}
+
+// Result summarises a processed batch.
+type Result struct {
+	Finished      int
+	Notifications []schema.Notification
+}
+
+type pendingEvent struct {
+	raw   string
+	seq   int64
+	event schema.Event
+}
+
+// maxConflictRounds bounds re-reads when other executives keep changing the same checks.
+const maxConflictRounds = 50
+
+// ProcessBatch processes claimed items in claim order. Events for different checks are decided
+// together; a second event for the same check waits for the first to be applied.
+func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result, error) {
+	started := time.Now()
+	var res Result
+	now := x.clock.Now()
+	pending, rejected := x.parse(batch, now)
+
+	conn, err := x.pool.GetContext(ctx)
+	if err != nil {
+		return res, fmt.Errorf("process batch: %w", err)
+	}
+	defer conn.Close()
+
+	for round := 0; len(pending) > 0 || len(rejected) > 0; round++ {
+		if round >= maxConflictRounds {
+			return res, fmt.Errorf("process batch: checks kept changing under %d re-reads", maxConflictRounds)
+		}
+		if round > 0 {
+			now = x.clock.Now()
+		}
+		current, deferred := splitRound(pending)
+		reqs := make([]model.FactsRequest, len(current))
+		for i := range current {
+			reqs[i] = factsRequest(&current[i].event)
+		}
+		facts, err := model.ReadFacts(conn, x.keys, now, reqs)
+		if err != nil {
+			return res, err
+		}
+		decisions := make([]decision, len(current))
+		records := make([]model.Record, 0, len(current)+len(rejected)+1)
+		for i := range current {
+			p := &current[i]
+			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq)
+			records = append(records, decisions[i].record)
+		}
+		records = append(records, rejected...)
+		if x.cfg.ArchiveEvents && round == 0 {
+			records = append(records, x.archiveRecord(batch.Items, now))
+		}
+		statuses, err := model.Apply(conn, x.target, records)
+		var refused *model.WriteError
+		if errors.As(err, &refused) {
+			x.metrics.redisErrors.Inc()
+			x.log.Error("some writes were refused by Redis; the events are finished anyway",
+				zap.Strings("errors", refused.Messages))
+		} else if err != nil {
+			return res, err
+		}
+		res.Finished += len(rejected)
+		x.metrics.events.WithLabelValues("invalid", VerdictRejected).Add(float64(len(rejected)))
+		rejected = nil
+		var retry []pendingEvent
+		for i, st := range statuses[:len(current)] {
+			switch st {
+			case model.Applied:
+				res.Finished++
+				x.observe(&current[i].event, &decisions[i])
+				if n := decisions[i].notification; n != nil {
+					res.Notifications = append(res.Notifications, *n)
+				}
+			case model.Conflict:
+				x.metrics.conflicts.Inc()
+				retry = append(retry, current[i])
+			case model.Lost:
+				res.Finished++
+				x.log.Warn("event was requeued by a peer that judged this instance dead; leaving it to the peer",
+					zap.String("check", current[i].event.ID()))
+			}
+		}
+		pending = mergeRetries(retry, deferred)
+	}
+	elapsed := time.Since(started).Seconds()
+	for i := 0; i < res.Finished; i++ {
+		x.metrics.latency.Observe(elapsed)
+	}
+	x.metrics.batches.Inc()
+	x.metrics.processed.Add(int64(res.Finished))
+	return res, nil
+}
+
+// parse validates every claimed item; rejected ones become records that keep the raw payload
+// (SPEC 4.2).
+func (x *Executive) parse(batch queue.Batch, now time.Time) ([]pendingEvent, []model.Record) {
+	pending := make([]pendingEvent, 0, len(batch.Items))
+	var rejected []model.Record
+	for i, raw := range batch.Items {
+		seq := int64(0)
+		if batch.FirstSequence > 0 {
+			seq = batch.FirstSequence + int64(i)
+		}
+		ev, err := schema.ParseEvent([]byte(raw))
+		if err != nil {
+			rejected = append(rejected, x.rejectRecord(raw, err, now))
+			continue
+		}
+		pending = append(pending, pendingEvent{raw: raw, seq: seq, event: ev})
+	}
+	return pending, rejected
+}
+
+func (x *Executive) rejectRecord(raw string, err error, now time.Time) model.Record {
+	var reasons []string
+	var rej *schema.RejectError
+	if errors.As(err, &rej) {
+		reasons = rej.Reasons
+	} else {
+		reasons = []string{err.Error()}
+	}
+	x.log.Warn("event rejected", zap.Strings("reasons", reasons), zap.String("event", truncate(raw, 512)))
+	rec := model.Record{Item: raw, Counter: "invalid"}
+	ttl := seconds(x.cfg.RejectedMaxAge)
+	list := x.keys.EventsRejected(now)
+	reasonList := x.keys.EventsRejectedReasons(now)
+	why, _ := json.Marshal(map[string]any{"time": now.Unix(), "reasons": reasons, "event": truncate(raw, 1024)})
+	rec.Ops.LPush(list, raw)
+	rec.Ops.Expire(list, ttl)
+	rec.Ops.LPush(reasonList, why)
+	rec.Ops.Expire(reasonList, ttl)
+	return rec
+}
+
+func (x *Executive) archiveRecord(items []string, now time.Time) model.Record {
+	var rec model.Record
+	key := x.keys.EventsArchive(now)
+	args := make([]any, len(items))
+	for i, it := range items {
+		args[i] = it
+	}
+	rec.Ops.RPush(key, args...)
+	rec.Ops.Expire(key, seconds(x.cfg.ArchiveMaxAge))
+	rec.Ops.SAdd(x.keys.KnownEventsArchiveKeys(), key)
+	return rec
+}
+
+func factsRequest(ev *schema.Event) model.FactsRequest {
+	mode := model.ModeEvent
+	if ev.IsOK() {
+		mode = model.ModeEventOK
+	}
+	return model.FactsRequest{Entity: ev.Entity, Check: ev.Check, Mode: mode}
+}
+
+// splitRound takes the first pending event of every check (in claim order); later events of the
+// same checks wait for the next round.
+func splitRound(pending []pendingEvent) (current, deferred []pendingEvent) {
+	seen := make(map[string]bool, len(pending))
+	for _, p := range pending {
+		id := p.event.ID()
+		if seen[id] {
+			deferred = append(deferred, p)
+			continue
+		}
+		seen[id] = true
+		current = append(current, p)
+	}
+	return current, deferred
+}
+
+// mergeRetries puts conflicted events back ahead of the deferred ones, keeping claim order.
+func mergeRetries(retry, deferred []pendingEvent) []pendingEvent {
+	if len(retry) == 0 {
+		return deferred
+	}
+	return append(retry, deferred...)
+}
+
+func (x *Executive) observe(ev *schema.Event, d *decision) {
+	x.metrics.events.WithLabelValues(ev.Type, d.verdict).Inc()
+	switch d.verdict {
+	case VerdictNotified:
+		x.metrics.notifications.WithLabelValues(d.notification.Type).Inc()
+		x.log.Info("notification generated", zap.String("check", ev.ID()),
+			zap.String("type", d.notification.Type), zap.String("state", ev.State),
+			zap.String("severity", d.notification.Severity))
+	case VerdictBlocked:
+		x.metrics.blocks.WithLabelValues(d.filter).Inc()
+		if ce := x.log.Check(zap.DebugLevel, "blocked by "+d.filter+" filter"); ce != nil {
+			ce.Write(zap.String("check", ev.ID()), zap.String("state", ev.State), zap.String("reason", d.reason))
+		}
+	case VerdictStale:
+		x.log.Info("event ignored: older than the check's latest event", zap.String("check", ev.ID()),
+			zap.Int64("time", ev.Time))
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,166 @@
+package model
+
+import (
+	_ "embed"
+	"fmt"
+	"strconv"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+var (
+	//go:embed scripts/apply.lua
+	applySource string
+	applyScript = redis.NewScript(0, applySource)
+)
+
+// Ops is an ordered list of Redis writes, built by the domain functions of this package and
+// executed by Apply inside one script.
+type Ops struct {
+	args []any
+	n    int
+}
+
+func (o *Ops) add(cmd string, args ...any) {
+	o.args = append(o.args, cmd, len(args))
+	o.args = append(o.args, args...)
+	o.n++
+}
+
+// Len is the number of writes.
+func (o *Ops) Len() int { return o.n }
+
+// HSet sets hash fields (pairs of field, value).
+func (o *Ops) HSet(key string, fieldValues ...any) { o.add("HSET", append([]any{key}, fieldValues...)...) }
+
+// HDel deletes hash fields.
+func (o *Ops) HDel(key string, fields ...any) { o.add("HDEL", append([]any{key}, fields...)...) }
+
+// Set sets a string.
+func (o *Ops) Set(key string, value any) { o.add("SET", key, value) }
+
+// SetEx sets a string with a time to live (seconds, at least 1).
+func (o *Ops) SetEx(key string, value any, ttl int64) {
+	if ttl < 1 {
+		ttl = 1
+	}
+	o.add("SET", key, value, "EX", ttl)
+}
+
+// Del deletes keys.
+func (o *Ops) Del(keys ...any) { o.add("DEL", keys...) }
+
+// Expire sets a key's time to live.
+func (o *Ops) Expire(key string, ttl int64) { o.add("EXPIRE", key, ttl) }
+
+// ZAdd adds one member with a score.
+func (o *Ops) ZAdd(key string, score any, member any) { o.add("ZADD", key, score, member) }
+
+// ZRem removes members.
+func (o *Ops) ZRem(key string, members ...any) { o.add("ZREM", append([]any{key}, members...)...) }
+
+// RPush appends values.
+func (o *Ops) RPush(key string, values ...any) { o.add("RPUSH", append([]any{key}, values...)...) }
+
+// LPush prepends values.
+func (o *Ops) LPush(key string, values ...any) { o.add("LPUSH", append([]any{key}, values...)...) }
+
+// SAdd adds set members.
+func (o *Ops) SAdd(key string, members ...any) { o.add("SADD", append([]any{key}, members...)...) }
+
+// SRem removes set members.
+func (o *Ops) SRem(key string, members ...any) { o.add("SREM", append([]any{key}, members...)...) }
+
+// HIncrBy increments a hash field.
+func (o *Ops) HIncrBy(key, field string, by int64) { o.add("HINCRBY", key, field, by) }
+
+// Record is one unit Apply writes atomically: the ops of one claimed item (or of one admin
+// action when Item is empty).
+type Record struct {
+	// Item is the claimed payload to remove from the processing list ("" for none).
+	Item string
+	// Guard is the check hash whose revision must still equal Revision ("" for unguarded).
+	Guard    string
+	Revision int64
+	// Counter is the event_counters field to increment ("ok", "failure", "action", "invalid").
+	Counter string
+	Ops     Ops
+}
+
+// Status is the outcome of one record.
+type Status int
+
+const (
+	// Applied means the writes are done and the item is finished.
+	Applied Status = 1
+	// Conflict means the check changed since it was read: nothing was written, re-read and retry.
+	Conflict Status = 0
+	// Lost means the item was requeued by a peer that judged this instance dead: nothing was
+	// written and the item must be dropped here (the peer processes it).
+	Lost Status = -1
+)
+
+// ApplyTarget names the lists and counters of the batch.
+type ApplyTarget struct {
+	Processing       string // processing list ("" for admin actions)
+	Counters         string // event_counters ("" for none)
+	InstanceCounters string // event_counters:HOST:PID ("" for none)
+}
+
+// ApplyArgs builds the script arguments; exposed for pipelining several stages' writes.
+func ApplyArgs(t ApplyTarget, records []Record) []any {
+	size := 4
+	for i := range records {
+		size += 5 + len(records[i].Ops.args)
+	}
+	args := make([]any, 0, size)
+	args = append(args, t.Processing, t.Counters, t.InstanceCounters, len(records))
+	for i := range records {
+		r := &records[i]
+		args = append(args, r.Item, r.Guard, strconv.FormatInt(r.Revision, 10), r.Counter, r.Ops.n)
+		args = append(args, r.Ops.args...)
+	}
+	return args
+}
+
+// WriteError reports writes Redis refused inside an otherwise applied batch.
+type WriteError struct{ Messages []string }
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("%d writes refused by Redis: %v", len(e.Messages), e.Messages)
+}
+
+// Apply writes records in one atomic script and returns each one's status. Writes Redis refused
+// (wrong key types) are returned as a *WriteError together with the statuses: those records are
+// finished anyway, so callers log the error and carry on.
+func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
+	if len(records) == 0 {
+		return nil, nil
+	}
+	parts, err := redis.Values(applyScript.Do(conn, ApplyArgs(t, records)...))
+	if err != nil {
+		return nil, fmt.Errorf("apply writes: %w", err)
+	}
+	if len(parts) != 2 {
+		return nil, fmt.Errorf("apply writes: unexpected reply of %d parts", len(parts))
+	}
+	reply, err := redis.Int64s(parts[0], nil)
+	if err != nil {
+		return nil, fmt.Errorf("apply writes: statuses: %w", err)
+	}
+	refused, err := redis.Strings(parts[1], nil)
+	if err != nil {
+		return nil, fmt.Errorf("apply writes: errors: %w", err)
+	}
+	if len(reply) != len(records) {
+		return nil, fmt.Errorf("apply writes: %d statuses for %d records", len(reply), len(records))
+	}
+	out := make([]Status, len(reply))
+	for i, s := range reply {
+		out[i] = Status(s)
+	}
+	if len(refused) > 0 {
+		return out, &WriteError{Messages: refused}
+	}
+	return out, nil
+}

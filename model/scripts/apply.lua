@@ -1,0 +1,85 @@
+-- Apply the writes Go decided for a batch of claimed items, each atomically with the removal of
+-- its item from the processing list, so a crash leaves an item's effects either fully written and
+-- the item gone, or unwritten and the item still claimed. Records guarded by a check revision are
+-- skipped when the check changed since it was read (another executive got there first); Go
+-- re-reads and decides again.
+-- KEYS: none (keys are built by package schema and passed in ARGV; Cluster is not supported).
+-- ARGV[1] processing list ("" when records carry no item, e.g. admin actions)
+-- ARGV[2] global counters hash (event_counters) or ""
+-- ARGV[3] instance counters hash (event_counters:HOST:PID) or ""
+-- ARGV[4] number of records N
+-- Then N records: item, guard key (check hash or ""), expected revision, counter field ("" for
+-- none), op count M, then M ops each written as: command, argument count, arguments...
+-- Returns {statuses, errors}: N statuses, 1 applied, 0 conflict (revision moved; nothing
+-- written, item kept), -1 lost (item no longer claimed by this instance: a peer requeued it;
+-- nothing written); errors lists "record index: message" for writes Redis refused (e.g. a key of
+-- the wrong type left by another tool). Such a record is still finished, so one bad key can
+-- never wedge the queue; Go logs the error.
+local allowed = {
+  HSET = true, HDEL = true, HINCRBY = true, SET = true, DEL = true, EXPIRE = true,
+  ZADD = true, ZREM = true, RPUSH = true, LPUSH = true, LTRIM = true, SADD = true, SREM = true,
+}
+local processing = ARGV[1]
+local n = tonumber(ARGV[4])
+
+-- refuse the whole batch before writing anything if it holds a command outside the list
+local scan = 5
+for i = 1, n do
+  local nops = tonumber(ARGV[scan + 4])
+  scan = scan + 5
+  for j = 1, nops do
+    if not allowed[ARGV[scan]] then
+      return redis.error_reply('apply: command not allowed: ' .. tostring(ARGV[scan]))
+    end
+    scan = scan + 2 + tonumber(ARGV[scan + 1])
+  end
+end
+
+local pos = 5
+local status = {}
+local errors = {}
+local counts = {}
+local counted = 0
+for i = 1, n do
+  local item, guard, expected, counter = ARGV[pos], ARGV[pos + 1], ARGV[pos + 2], ARGV[pos + 3]
+  local nops = tonumber(ARGV[pos + 4])
+  pos = pos + 5
+  local ok = 1
+  if guard ~= '' then
+    local rev = redis.call('HGET', guard, 'revision') or '0'
+    if rev ~= expected then ok = 0 end
+  end
+  if ok == 1 and item ~= '' and processing ~= '' then
+    if redis.call('LREM', processing, -1, item) == 0 then ok = -1 end
+  end
+  for j = 1, nops do
+    local cmd = ARGV[pos]
+    local nargs = tonumber(ARGV[pos + 1])
+    if ok == 1 then
+      local res = redis.pcall(cmd, unpack(ARGV, pos + 2, pos + 1 + nargs))
+      if type(res) == 'table' and res.err then
+        errors[#errors + 1] = i .. ': ' .. cmd .. ' ' .. tostring(ARGV[pos + 2]) .. ': ' .. res.err
+      end
+    end
+    pos = pos + 2 + nargs
+  end
+  if ok == 1 then
+    if guard ~= '' then redis.call('HINCRBY', guard, 'revision', 1) end
+    if counter ~= '' then
+      counts[counter] = (counts[counter] or 0) + 1
+      counted = counted + 1
+    end
+  end
+  status[i] = ok
+end
+if counted > 0 then
+  for _, key in ipairs({ARGV[2], ARGV[3]}) do
+    if key ~= '' then
+      redis.call('HINCRBY', key, 'all', counted)
+      for field, c in pairs(counts) do
+        redis.call('HINCRBY', key, field, c)
+      end
+    end
+  end
+end
+return {status, errors}

@@ -1,0 +1,154 @@
+package model
+
+import (
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// CheckWriter appends the documented writes for one check to an Ops list.
+type CheckWriter struct {
+	Keys                 schema.Keys
+	ID, Entity, CheckName string
+	Ops                  *Ops
+}
+
+// NewCheckWriter returns a writer for entity:check appending to ops.
+func NewCheckWriter(keys schema.Keys, entity, check string, ops *Ops) CheckWriter {
+	return CheckWriter{Keys: keys, ID: schema.CheckID(entity, check), Entity: entity, CheckName: check, Ops: ops}
+}
+
+// StateChange records a new state in the history (reference §2.3, "if the new state differs").
+func (w CheckWriter) StateChange(now int64, state, summary, details string, count int64) {
+	k := w.Keys
+	w.Ops.HSet(k.Check(w.ID), "state", state, "last_change", now)
+	if schema.IsFailure(state) {
+		w.Ops.ZAdd(k.FailedChecks(), now, w.ID)
+	} else {
+		w.Ops.ZRem(k.FailedChecks(), w.ID)
+	}
+	w.Ops.RPush(k.States(w.ID), now)
+	w.Ops.Set(k.StateAt(w.ID, now), state)
+	if summary != "" {
+		w.Ops.Set(k.SummaryAt(w.ID, now), summary)
+	}
+	if details != "" {
+		w.Ops.Set(k.DetailsAt(w.ID, now), details)
+	}
+	w.Ops.Set(k.CountAt(w.ID, now), count)
+	w.Ops.ZAdd(k.SortedStateTimestamps(w.ID), now, now)
+}
+
+// Update is what every service event writes into the check hash.
+type Update struct {
+	Now                 int64
+	Summary, Details    string
+	Perfdata            string // raw Nagios perfdata; "" = leave the stored value
+	InitialFailureDelay int64
+	RepeatFailureDelay  int64
+	EventTime           int64 // the event's own time, or now (orders events, SPEC 4.11)
+	Sequence            int64 // claim order; 0 when unknown
+}
+
+// ServiceUpdate writes the always-written fields and indexes of a service event (reference §2.3
+// "Always"), re-enabling a disabled check.
+func (w CheckWriter) ServiceUpdate(u Update) {
+	k := w.Keys
+	fields := []any{
+		"last_update", u.Now, "summary", u.Summary, "details", u.Details,
+		"initial_failure_delay", u.InitialFailureDelay, "repeat_failure_delay", u.RepeatFailureDelay,
+		"last_event_time", u.EventTime,
+	}
+	if u.Sequence > 0 {
+		fields = append(fields, "last_sequence", u.Sequence)
+	}
+	if u.Perfdata != "" {
+		fields = append(fields, "perfdata", schema.PerfdataJSON(u.Perfdata))
+	}
+	w.Ops.HSet(k.Check(w.ID), fields...)
+	w.TouchIndexes(u.Now)
+}
+
+// TouchIndexes marks the check current (all_checks, current_checks, current_entities).
+func (w CheckWriter) TouchIndexes(now int64) {
+	k := w.Keys
+	w.Ops.ZAdd(k.AllChecks(), now, w.ID)
+	w.Ops.ZAdd(k.AllChecksFor(w.Entity), now, w.CheckName)
+	w.Ops.ZAdd(k.CurrentChecks(w.Entity), now, w.CheckName)
+	w.Ops.ZAdd(k.CurrentEntities(), now, w.Entity)
+}
+
+// Action records an action event (ID:actions TS -> state).
+func (w CheckWriter) Action(now int64, state string) {
+	w.Ops.HSet(w.Keys.Actions(w.ID), now, state)
+}
+
+// CreateEntity records a new entity under both Flapjack layouts (SPEC 4.15).
+func (w CheckWriter) CreateEntity(entityID string) {
+	k := w.Keys
+	w.Ops.HSet(k.EntityIDsByName(), w.Entity, entityID)
+	w.Ops.HSet(k.EntityNamesByID(), entityID, w.Entity)
+	w.Ops.Set(k.EntityID(w.Entity), entityID)
+	w.Ops.HSet(k.Entity(entityID), "name", w.Entity)
+}
+
+// AckHash records the check's acknowledgement hash both ways (reference §2.7).
+func (w CheckWriter) AckHash(hash string) {
+	w.Ops.HSet(w.Keys.CheckHashesByID(), w.ID, hash)
+	w.Ops.HSet(w.Keys.ChecksByHash(), hash, w.ID)
+}
+
+// Notified records a generated notification (reference §2.8 step 3): the type's last and list
+// keys, and for failures also the state's.
+func (w CheckWriter) Notified(now int64, notificationType, failingState string) {
+	k := w.Keys
+	w.Ops.Set(k.LastNotification(w.ID, notificationType), now)
+	w.Ops.RPush(k.NotificationHistory(w.ID, notificationType), now)
+	if failingState != "" {
+		w.Ops.Set(k.LastNotification(w.ID, failingState), now)
+		w.Ops.RPush(k.NotificationHistory(w.ID, failingState), now)
+	}
+}
+
+// StoreMaintenance records a maintenance window of kind (scheduled/unscheduled) with its summary.
+func (w CheckWriter) StoreMaintenance(kind string, start, duration int64, summary string) {
+	k := w.Keys
+	w.Ops.ZAdd(k.Maintenances(kind, w.ID), duration, start)
+	w.Ops.ZAdd(k.SortedMaintenanceTimestamps(kind, w.ID), start, start)
+	if summary != "" {
+		w.Ops.Set(k.MaintenanceSummary(kind, w.ID, start), summary)
+	}
+}
+
+// SetMaintenanceDuration rewrites a stored window's duration (ending or extending it).
+func (w CheckWriter) SetMaintenanceDuration(kind string, start, duration int64) {
+	w.Ops.ZAdd(w.Keys.Maintenances(kind, w.ID), duration, start)
+}
+
+// DeleteMaintenance removes a stored window (a scheduled window that had not started).
+func (w CheckWriter) DeleteMaintenance(kind string, start int64) {
+	k := w.Keys
+	w.Ops.ZRem(k.Maintenances(kind, w.ID), start)
+	w.Ops.ZRem(k.SortedMaintenanceTimestamps(kind, w.ID), start)
+	w.Ops.Del(k.MaintenanceSummary(kind, w.ID, start))
+}
+
+// SyncCurrentMaintenance makes the ID:<kind>_maintenance key agree with the window that is
+// active at now, as tools reading the Flapjack layout expect. Its TTL is only garbage collection:
+// decisions use the windows and the clock (SPEC 4.1).
+func (w CheckWriter) SyncCurrentMaintenance(kind string, active Window, current string, now int64) {
+	key := w.Keys.CurrentMaintenance(kind, w.ID)
+	if active.Covers(now) {
+		start := formatInt(active.Start)
+		if current != start {
+			w.Ops.SetEx(key, start, active.End-now)
+		}
+		return
+	}
+	if current != "" {
+		w.Ops.Del(key)
+	}
+}
+
+// PushNotification queues a notification for the notifier.
+func (w CheckWriter) PushNotification(queue string, payload []byte) {
+	w.Ops.RPush(queue, payload)
+}

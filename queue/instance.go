@@ -1,0 +1,219 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Default heartbeat timing: a record is refreshed every Beat and kept for 3 beats; a peer whose
+// last heartbeat is older than StaleAfter is dead and its claimed items are requeued.
+const (
+	DefaultBeat       = 5 * time.Second
+	DefaultStaleAfter = 15 * time.Second
+)
+
+// Registry keeps one instance's record (`<stage>_instance:HOST:PID`: boot_time, heartbeat,
+// version, host, pid, queue and counters) alive, and recovers the claimed items of dead peers of
+// the same stage. The set `<stage>_instances` lists the instances so dead ones are found without
+// scanning keys.
+type Registry struct {
+	Pool       *redis.Pool
+	Keys       schema.Keys
+	Spec       Spec
+	ID         Identity
+	Clock      clock.Clock
+	Version    string
+	Beat       time.Duration
+	StaleAfter time.Duration
+	Log        *zap.Logger
+	// Stats, when set, adds fields (processed counts...) to every heartbeat.
+	Stats func() map[string]int64
+
+	boot time.Time
+}
+
+func (r *Registry) beat() time.Duration {
+	if r.Beat <= 0 {
+		return DefaultBeat
+	}
+	return r.Beat
+}
+
+func (r *Registry) staleAfter() time.Duration {
+	if r.StaleAfter <= 0 {
+		return 3 * r.beat()
+	}
+	return r.StaleAfter
+}
+
+// Register writes the instance record and joins the instance set. Call it before claiming
+// anything, so every processing list belongs to a registered instance.
+func (r *Registry) Register(ctx context.Context) error {
+	r.boot = r.Clock.Now()
+	return r.Heartbeat(ctx)
+}
+
+// Heartbeat refreshes the record.
+func (r *Registry) Heartbeat(ctx context.Context) error {
+	conn, err := r.Pool.GetContext(ctx)
+	if err != nil {
+		return fmt.Errorf("heartbeat %s: %w", r.ID.ID(), err)
+	}
+	defer conn.Close()
+	record := r.Keys.Instance(r.Spec.Stage, r.ID.ID())
+	args := redis.Args{record,
+		"boot_time", r.boot.Unix(),
+		"heartbeat", r.Clock.Now().Unix(),
+		"version", r.Version,
+		"host", r.ID.Host,
+		"pid", r.ID.PID,
+		"queue", r.Spec.Source,
+		"processing", r.Keys.Processing(r.Spec.Stage, r.ID.ID()),
+	}
+	if r.Stats != nil {
+		for k, v := range r.Stats() {
+			args = args.Add(k, v)
+		}
+	}
+	ttl := int64((3 * r.beat()).Seconds())
+	if ttl < 1 {
+		ttl = 1
+	}
+	conn.Send("MULTI")
+	conn.Send("HSET", args...)
+	conn.Send("EXPIRE", record, ttl)
+	conn.Send("SADD", r.Keys.Instances(r.Spec.Stage), r.ID.ID())
+	if _, err := conn.Do("EXEC"); err != nil {
+		return fmt.Errorf("heartbeat %s: %w", r.ID.ID(), err)
+	}
+	return nil
+}
+
+// Deregister removes the record, after the processing list has been emptied.
+func (r *Registry) Deregister(ctx context.Context) error {
+	conn, err := r.Pool.GetContext(ctx)
+	if err != nil {
+		return fmt.Errorf("deregister %s: %w", r.ID.ID(), err)
+	}
+	defer conn.Close()
+	conn.Send("MULTI")
+	conn.Send("DEL", r.Keys.Instance(r.Spec.Stage, r.ID.ID()))
+	conn.Send("SREM", r.Keys.Instances(r.Spec.Stage), r.ID.ID())
+	if _, err := conn.Do("EXEC"); err != nil {
+		return fmt.Errorf("deregister %s: %w", r.ID.ID(), err)
+	}
+	return nil
+}
+
+// RecoverDead requeues the processing lists of peers whose record is gone or whose heartbeat is
+// older than StaleAfter, and forgets them. It returns how many items went back to the queue.
+func (r *Registry) RecoverDead(ctx context.Context) (int, error) {
+	conn, err := r.Pool.GetContext(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("list %s instances: %w", r.Spec.Stage, err)
+	}
+	members, err := redis.Strings(conn.Do("SMEMBERS", r.Keys.Instances(r.Spec.Stage)))
+	conn.Close()
+	if err != nil {
+		return 0, fmt.Errorf("list %s instances: %w", r.Spec.Stage, err)
+	}
+	now := r.Clock.Now()
+	total := 0
+	for _, member := range members {
+		if member == r.ID.ID() {
+			continue
+		}
+		alive, err := r.alive(ctx, member, now)
+		if err != nil {
+			return total, err
+		}
+		if alive {
+			continue
+		}
+		n, err := r.reap(ctx, member)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func (r *Registry) alive(ctx context.Context, member string, now time.Time) (bool, error) {
+	conn, err := r.Pool.GetContext(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read instance %s: %w", member, err)
+	}
+	defer conn.Close()
+	beat, err := redis.String(conn.Do("HGET", r.Keys.Instance(r.Spec.Stage, member), "heartbeat"))
+	if errors.Is(err, redis.ErrNil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read instance %s: %w", member, err)
+	}
+	last, err := strconv.ParseInt(beat, 10, 64)
+	if err != nil {
+		return false, nil
+	}
+	return now.Sub(time.Unix(last, 0)) <= r.staleAfter(), nil
+}
+
+func (r *Registry) reap(ctx context.Context, member string) (int, error) {
+	processing := r.Keys.Processing(r.Spec.Stage, member)
+	n, err := Requeue(ctx, r.Pool, processing, r.Spec)
+	if err != nil {
+		return n, fmt.Errorf("recover items of dead %s %s: %w", r.Spec.Stage, member, err)
+	}
+	conn, err := r.Pool.GetContext(ctx)
+	if err != nil {
+		return n, fmt.Errorf("forget dead %s %s: %w", r.Spec.Stage, member, err)
+	}
+	defer conn.Close()
+	conn.Send("MULTI")
+	conn.Send("SREM", r.Keys.Instances(r.Spec.Stage), member)
+	conn.Send("DEL", r.Keys.Instance(r.Spec.Stage, member))
+	if _, err := conn.Do("EXEC"); err != nil {
+		return n, fmt.Errorf("forget dead %s %s: %w", r.Spec.Stage, member, err)
+	}
+	r.Log.Warn("recovered items of a dead instance",
+		zap.String("stage", r.Spec.Stage), zap.String("instance", member),
+		zap.Int("requeued", n), zap.String("queue", r.Spec.Source))
+	return n, nil
+}
+
+// Run refreshes the heartbeat and reaps dead peers every beat until ctx ends. Errors are logged
+// (rate-limited by the beat itself) and retried; Redis outages must not stop a stage.
+func (r *Registry) Run(ctx context.Context) {
+	t := time.NewTicker(r.beat())
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := r.Heartbeat(ctx)
+		if err == nil {
+			_, err = r.RecoverDead(ctx)
+		}
+		switch {
+		case err != nil && !failing:
+			r.Log.Error("heartbeat failed; retrying every beat", zap.String("stage", r.Spec.Stage), zap.Error(err))
+			failing = true
+		case err == nil && failing:
+			r.Log.Info("heartbeat restored", zap.String("stage", r.Spec.Stage))
+			failing = false
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package queue
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+func eventsSpec(k schema.Keys) Spec {
+	return Spec{Stage: "executive", Source: k.Events(), End: Right, Sequence: k.EventsSequence()}
+}
+
+func TestClaimTakesOldestFirstAndNumbersThem(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	for _, e := range []string{"e1", "e2", "e3", "e4"} {
+		db.Do(t, "LPUSH", k.Events(), e)
+	}
+	c := NewConsumer(db.Pool, k, eventsSpec(k), Identity{Host: "h", PID: 1})
+	b, err := c.Next(context.Background(), 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"e1", "e2", "e3"}; !reflect.DeepEqual(b.Items, want) {
+		t.Fatalf("claimed %v, want %v", b.Items, want)
+	}
+	if b.FirstSequence != 1 {
+		t.Fatalf("first sequence %d, want 1", b.FirstSequence)
+	}
+	got, _ := redis.Strings(db.Do(t, "LRANGE", c.ProcessingKey(), 0, -1), nil)
+	if want := []string{"e3", "e2", "e1"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("processing list %v, want %v", got, want)
+	}
+	b2, err := c.Claim(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(b2.Items, []string{"e4"}) || b2.FirstSequence != 4 {
+		t.Fatalf("second claim %v seq %d, want [e4] seq 4", b2.Items, b2.FirstSequence)
+	}
+}
+
+func TestNextBlocksUntilAnItemArrives(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	c := NewConsumer(db.Pool, k, eventsSpec(k), Identity{Host: "h", PID: 1})
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		conn := db.Pool.Get()
+		defer conn.Close()
+		conn.Do("LPUSH", k.Events(), "late", "later")
+	}()
+	b, err := c.Next(context.Background(), 10, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Items) == 0 || b.Items[0] != "late" {
+		t.Fatalf("got %v, want the pushed items starting with late", b.Items)
+	}
+	if b.FirstSequence != 1 {
+		t.Fatalf("first sequence %d, want 1", b.FirstSequence)
+	}
+}
+
+func TestFinishRemovesAndRecordsFate(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	spec := Spec{Stage: "jabber_gateway", Source: k.Queue("jabber_notifications"), End: Left}
+	db.Do(t, "RPUSH", spec.Source, "a1", "a2")
+	c := NewConsumer(db.Pool, k, spec, Identity{Host: "h", PID: 1})
+	b, err := c.Claim(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(b.Items, []string{"a1", "a2"}) {
+		t.Fatalf("claimed %v", b.Items)
+	}
+	failed := k.FailedQueue("jabber_notifications")
+	ok, err := c.Finish(context.Background(), "a1", failed, `{"error":"x"}`)
+	if err != nil || !ok {
+		t.Fatalf("finish a1: %v %v", ok, err)
+	}
+	ok, err = c.Finish(context.Background(), "a1", failed, `{"error":"again"}`)
+	if err != nil || ok {
+		t.Fatalf("second finish of a1 must report not claimed: %v %v", ok, err)
+	}
+	dump := db.Dump(t)
+	if dump[failed] != `list[{"error":"x"}]` {
+		t.Fatalf("failed list %q", dump[failed])
+	}
+	if dump[c.ProcessingKey()] != "list[a2]" {
+		t.Fatalf("processing %q", dump[c.ProcessingKey()])
+	}
+}
+
+func TestRecoverDeadRequeuesInOriginalOrder(t *testing.T) {
+	t.Parallel()
+	for _, end := range []End{Right, Left} {
+		t.Run(string(end), func(t *testing.T) {
+			t.Parallel()
+			db := testredis.New(t)
+			k := schema.NewKeys("")
+			spec := Spec{Stage: "notifier", Source: k.Notifications(), End: end}
+			push := "RPUSH"
+			if end == Right {
+				push = "LPUSH"
+			}
+			db.Do(t, push, spec.Source, "n1", "n2", "n3", "n4")
+			clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+			dead := &Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: Identity{Host: "dead", PID: 7},
+				Clock: clk, Version: "t", Log: zap.NewNop()}
+			if err := dead.Register(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			victim := NewConsumer(db.Pool, k, spec, dead.ID)
+			if b, err := victim.Claim(context.Background(), 2); err != nil || len(b.Items) != 2 {
+				t.Fatalf("claim: %v %v", b.Items, err)
+			}
+			live := &Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: Identity{Host: "live", PID: 8},
+				Clock: clk, Version: "t", Log: zap.NewNop()}
+			if err := live.Register(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := live.RecoverDead(context.Background()); err != nil || n != 0 {
+				t.Fatalf("fresh peer must not be reaped: %d %v", n, err)
+			}
+			clk.Advance(DefaultStaleAfter + time.Second)
+			n, err := live.RecoverDead(context.Background())
+			if err != nil || n != 2 {
+				t.Fatalf("recovered %d, %v; want 2", n, err)
+			}
+			order := NewConsumer(db.Pool, k, spec, live.ID)
+			b, err := order.Claim(context.Background(), 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"n1", "n2", "n3", "n4"}; !reflect.DeepEqual(b.Items, want) {
+				t.Fatalf("after recovery the queue serves %v, want %v", b.Items, want)
+			}
+			dump := db.Dump(t)
+			if _, ok := dump[k.Instance("notifier", "dead:7")]; ok {
+				t.Fatal("dead instance record still present")
+			}
+			if dump[k.Instances("notifier")] != "set{live:8}" {
+				t.Fatalf("instances set %q", dump[k.Instances("notifier")])
+			}
+		})
+	}
+}
+
+func TestHeartbeatRecordFields(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	r := &Registry{Pool: db.Pool, Keys: k, Spec: eventsSpec(k), ID: Identity{Host: "web", PID: 42},
+		Clock: clk, Version: "1.2.3", Log: zap.NewNop(),
+		Stats: func() map[string]int64 { return map[string]int64{"processed": 9} }}
+	if err := r.Register(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(5 * time.Second)
+	if err := r.Heartbeat(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := db.Dump(t)[k.Instance("executive", "web:42")]
+	want := "hash{boot_time=1700000000, heartbeat=1700000005, host=web, pid=42, processed=9, processing=executive_processing:web:42, queue=events, version=1.2.3}"
+	if got != want {
+		t.Fatalf("record\n got %s\nwant %s", got, want)
+	}
+	ttl, _ := redis.Int(db.Do(t, "TTL", k.Instance("executive", "web:42")), nil)
+	if ttl <= 0 || ttl > 15 {
+		t.Fatalf("record TTL %d, want a short positive TTL", ttl)
+	}
+}

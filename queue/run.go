@@ -1,0 +1,139 @@
+package queue
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Worker handles batches of one stage.
+type Worker interface {
+	// Start prepares the stage once registered (counters, caches); it may be a no-op.
+	Start(ctx context.Context) error
+	// ProcessNext claims one batch, blocking up to wait for the first item, and handles it,
+	// returning how many items it finished.
+	ProcessNext(ctx context.Context, wait time.Duration) (int, error)
+}
+
+// Loop runs a stage: register and recover dead peers, then process batches until ctx ends
+// (finishing the batch in hand) or, with ExitWhenEmpty, until the queue is empty. Redis errors
+// are logged and retried with capped backoff; a stage never exits because Redis went away.
+type Loop struct {
+	Registry      *Registry
+	Consumer      *Consumer
+	Worker        Worker
+	Log           *zap.Logger
+	ExitWhenEmpty bool
+	// OnError is called for each failed attempt (metrics).
+	OnError func(error)
+}
+
+// Run runs the stage until ctx ends.
+func (l *Loop) Run(ctx context.Context) error {
+	if err := l.start(ctx); err != nil {
+		return err
+	}
+	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
+	beatDone := make(chan struct{})
+	go func() { l.Registry.Run(beatCtx); close(beatDone) }()
+	defer func() {
+		stopBeat()
+		<-beatDone
+		l.shutdown()
+	}()
+
+	wait := time.Second
+	if l.ExitWhenEmpty {
+		wait = 0
+	}
+	var backoff Backoff
+	for ctx.Err() == nil {
+		// In-flight work finishes even when ctx ends meanwhile.
+		n, err := l.Worker.ProcessNext(context.WithoutCancel(ctx), wait)
+		if err != nil {
+			if l.OnError != nil {
+				l.OnError(err)
+			}
+			delay := backoff.Next()
+			l.Log.Error("processing failed; claimed items stay claimed and are retried",
+				zap.Error(err), zap.Duration("retry_in", delay))
+			Sleep(ctx, delay)
+			continue
+		}
+		backoff.Reset()
+		if n == 0 && l.ExitWhenEmpty {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (l *Loop) start(ctx context.Context) error {
+	var backoff Backoff
+	for {
+		err := l.Registry.Register(ctx)
+		if err == nil {
+			err = l.Worker.Start(ctx)
+		}
+		if err == nil {
+			var n int
+			n, err = l.Registry.RecoverDead(ctx)
+			if err == nil {
+				l.Log.Info("stage started", zap.String("instance", l.Consumer.Identity().ID()),
+					zap.String("queue", l.Consumer.Spec().Source), zap.Int("recovered", n))
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if l.OnError != nil {
+			l.OnError(err)
+		}
+		delay := backoff.Next()
+		l.Log.Error("cannot start; retrying", zap.Error(err), zap.Duration("retry_in", delay))
+		Sleep(ctx, delay)
+	}
+}
+
+// shutdown hands back anything still claimed (a failed last batch) and deregisters.
+func (l *Loop) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := l.Consumer.RequeueOwn(ctx)
+	if err != nil {
+		l.Log.Error("could not hand unfinished items back; a peer will recover them", zap.Error(err))
+		return
+	}
+	if n > 0 {
+		l.Log.Warn("handed unfinished items back to the queue", zap.Int("items", n))
+	}
+	if err := l.Registry.Deregister(ctx); err != nil {
+		l.Log.Error("deregister", zap.Error(err))
+	}
+	l.Log.Info("stage stopped")
+}
+
+// Backoff yields capped exponential delays: 100ms, 200ms ... 10s.
+type Backoff struct{ attempt int }
+
+// Next returns the next delay.
+func (b *Backoff) Next() time.Duration {
+	d := 100 * time.Millisecond << min(b.attempt, 7)
+	b.attempt++
+	return min(d, 10*time.Second)
+}
+
+// Reset starts over after a success.
+func (b *Backoff) Reset() { b.attempt = 0 }
+
+// Sleep waits d or until ctx ends.
+func Sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
