@@ -44,7 +44,7 @@ type Update struct {
 	Perfdata            string // raw Nagios perfdata; "" = leave the stored value
 	InitialFailureDelay int64
 	RepeatFailureDelay  int64
-	EventTime           int64 // the event's own time, or now (orders events, SPEC 4.11)
+	EventTime           int64 // newest event `time` applied (orders events, SPEC 4.11); 0 = none
 	Sequence            int64 // claim order; 0 when unknown
 }
 
@@ -55,7 +55,9 @@ func (w CheckWriter) ServiceUpdate(u Update) {
 	fields := []any{
 		"last_update", u.Now, "summary", u.Summary, "details", u.Details,
 		"initial_failure_delay", u.InitialFailureDelay, "repeat_failure_delay", u.RepeatFailureDelay,
-		"last_event_time", u.EventTime,
+	}
+	if u.EventTime > 0 {
+		fields = append(fields, "last_event_time", u.EventTime)
 	}
 	if u.Sequence > 0 {
 		fields = append(fields, "last_sequence", u.Sequence)
