@@ -31,7 +31,9 @@ func (o *Ops) add(cmd string, args ...any) {
 func (o *Ops) Len() int { return o.n }
 
 // HSet sets hash fields (pairs of field, value).
-func (o *Ops) HSet(key string, fieldValues ...any) { o.add("HSET", append([]any{key}, fieldValues...)...) }
+func (o *Ops) HSet(key string, fieldValues ...any) {
+	o.add("HSET", append([]any{key}, fieldValues...)...)
+}
 
 // HDel deletes hash fields.
 func (o *Ops) HDel(key string, fields ...any) { o.add("HDEL", append([]any{key}, fields...)...) }

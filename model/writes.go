@@ -6,9 +6,9 @@ import (
 
 // CheckWriter appends the documented writes for one check to an Ops list.
 type CheckWriter struct {
-	Keys                 schema.Keys
+	Keys                  schema.Keys
 	ID, Entity, CheckName string
-	Ops                  *Ops
+	Ops                   *Ops
 }
 
 // NewCheckWriter returns a writer for entity:check appending to ops.
