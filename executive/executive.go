@@ -190,7 +190,8 @@ func (x *Executive) ProcessNext(ctx context.Context, wait time.Duration) (int, e
 	if len(batch.Items) == 0 {
 		return 0, nil
 	}
-	res, err := x.ProcessBatch(ctx, batch)
+	// A claimed batch is finished even when shutdown starts meanwhile.
+	res, err := x.ProcessBatch(context.WithoutCancel(ctx), batch)
 	if err != nil {
 		x.consumer.MarkUnfinished()
 	}

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -70,7 +69,9 @@ func (r *Registry) Heartbeat(ctx context.Context) error {
 	}
 	defer conn.Close()
 	record := r.Keys.Instance(r.Spec.Stage, r.ID.ID())
+	bootID, pidNS, start := processFingerprint(r.ID.PID)
 	args := redis.Args{record,
+		"boot_id", bootID, "pid_namespace", pidNS, "process_start", start,
 		"boot_time", r.boot.Unix(),
 		"heartbeat", r.Clock.Now().Unix(),
 		"version", r.Version,
@@ -148,24 +149,30 @@ func (r *Registry) RecoverDead(ctx context.Context) (int, error) {
 	return total, nil
 }
 
+// alive judges a peer: dead when its record is gone, its heartbeat is older than StaleAfter, or
+// it ran on this host and its process no longer exists.
 func (r *Registry) alive(ctx context.Context, member string, now time.Time) (bool, error) {
 	conn, err := r.Pool.GetContext(ctx)
 	if err != nil {
 		return false, fmt.Errorf("read instance %s: %w", member, err)
 	}
 	defer conn.Close()
-	beat, err := redis.String(conn.Do("HGET", r.Keys.Instance(r.Spec.Stage, member), "heartbeat"))
-	if errors.Is(err, redis.ErrNil) {
-		return false, nil
-	}
+	v, err := redis.Strings(conn.Do("HMGET", r.Keys.Instance(r.Spec.Stage, member),
+		"heartbeat", "host", "pid", "boot_id", "pid_namespace", "process_start"))
 	if err != nil {
 		return false, fmt.Errorf("read instance %s: %w", member, err)
 	}
-	last, err := strconv.ParseInt(beat, 10, 64)
+	last, err := strconv.ParseInt(v[0], 10, 64)
 	if err != nil {
 		return false, nil
 	}
-	return now.Sub(time.Unix(last, 0)) <= r.staleAfter(), nil
+	if now.Sub(time.Unix(last, 0)) > r.staleAfter() {
+		return false, nil
+	}
+	if pid, err := strconv.Atoi(v[2]); err == nil && v[1] == r.ID.Host && localPeerDead(pid, v[3], v[4], v[5]) {
+		return false, nil
+	}
+	return true, nil
 }
 
 func (r *Registry) reap(ctx context.Context, member string) (int, error) {

@@ -2,6 +2,9 @@ package queue
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"reflect"
 	"testing"
 	"time"
@@ -175,12 +178,45 @@ func TestHeartbeatRecordFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := db.Dump(t)[k.Instance("executive", "web:42")]
-	want := "hash{boot_time=1700000000, heartbeat=1700000005, host=web, pid=42, processed=9, processing=executive_processing:web:42, queue=events, version=1.2.3}"
+	bootID, pidNS, start := processFingerprint(42)
+	want := fmt.Sprintf("hash{boot_id=%s, boot_time=1700000000, heartbeat=1700000005, host=web, pid=42, pid_namespace=%s, process_start=%s, processed=9, processing=executive_processing:web:42, queue=events, version=1.2.3}",
+		bootID, pidNS, start)
 	if got != want {
 		t.Fatalf("record\n got %s\nwant %s", got, want)
 	}
 	ttl, _ := redis.Int(db.Do(t, "TTL", k.Instance("executive", "web:42")), nil)
 	if ttl <= 0 || ttl > 15 {
 		t.Fatalf("record TTL %d, want a short positive TTL", ttl)
+	}
+}
+
+// TestDeadLocalProcessIsRecoveredAtOnce: a peer on this host whose process is gone is dead even
+// while its heartbeat is fresh, so a restarted stage redoes its predecessor's work first.
+func TestDeadLocalProcessIsRecoveredAtOnce(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	spec := eventsSpec(k)
+	host := LocalIdentity().Host
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	peer := &Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: Identity{Host: host, PID: child.Process.Pid},
+		Clock: clk, Version: "t", Log: zap.NewNop()}
+	if err := peer.Register(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db.Do(t, "LPUSH", k.Processing(spec.Stage, peer.ID.ID()), "claimed")
+	me := &Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: Identity{Host: host, PID: os.Getpid()},
+		Clock: clk, Version: "t", Log: zap.NewNop()}
+	if n, err := me.RecoverDead(context.Background()); err != nil || n != 0 {
+		t.Fatalf("a running local peer must be left alone: %d %v", n, err)
+	}
+	child.Process.Kill()
+	child.Wait()
+	if n, err := me.RecoverDead(context.Background()); err != nil || n != 1 {
+		t.Fatalf("recovered %d (%v) from a dead local peer with a fresh heartbeat, want 1", n, err)
 	}
 }

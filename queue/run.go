@@ -12,7 +12,8 @@ type Worker interface {
 	// Start prepares the stage once registered (counters, caches); it may be a no-op.
 	Start(ctx context.Context) error
 	// ProcessNext claims one batch, blocking up to wait for the first item, and handles it,
-	// returning how many items it finished.
+	// returning how many items it finished. ctx ends at shutdown: a worker stops claiming then,
+	// and decides itself how much in-flight work to finish (see Grace).
 	ProcessNext(ctx context.Context, wait time.Duration) (int, error)
 }
 
@@ -49,8 +50,10 @@ func (l *Loop) Run(ctx context.Context) error {
 	}
 	var backoff Backoff
 	for ctx.Err() == nil {
-		// In-flight work finishes even when ctx ends meanwhile.
-		n, err := l.Worker.ProcessNext(context.WithoutCancel(ctx), wait)
+		n, err := l.Worker.ProcessNext(ctx, wait)
+		if err != nil && ctx.Err() != nil {
+			break
+		}
 		if err != nil {
 			if l.OnError != nil {
 				l.OnError(err)
@@ -136,4 +139,15 @@ func Sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// Grace returns a context for in-flight work that outlives ctx by at most grace: work started
+// before a shutdown gets a bounded time to finish.
+func Grace(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	inflight, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(grace, cancel)
+		context.AfterFunc(inflight, func() { t.Stop() })
+	})
+	return inflight, func() { stop(); cancel() }
 }
