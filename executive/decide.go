@@ -42,7 +42,7 @@ func seconds(d time.Duration) int64 { return int64(d / time.Second) }
 // decide applies reference §2.2-2.8 with the SPEC 4 decisions. raw is the claimed item (removed
 // from the processing list with the writes), seq its claim number (0 when unknown).
 func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now, seq int64) decision {
-	out := decision{record: model.Record{Item: raw, Guard: d.keys.Check(f.ID), Revision: f.Revision}}
+	out := decision{record: model.Record{Item: raw, Guards: []model.Guard{{Key: d.keys.Check(f.ID), Revision: f.Revision}}}}
 	ops := &out.record.Ops
 	w := model.NewCheckWriter(d.keys, ev.Entity, ev.Check, ops)
 

@@ -180,6 +180,14 @@ func (x *Executive) Register(ctx context.Context) error {
 	return err
 }
 
+// Close hands back anything still claimed and deregisters (for callers of Register).
+func (x *Executive) Close(ctx context.Context) error {
+	if _, err := x.consumer.RequeueOwn(ctx); err != nil {
+		return err
+	}
+	return x.registry.Deregister(ctx)
+}
+
 // ProcessNext claims one batch (blocking up to wait for the first event) and processes it,
 // returning how many events it finished.
 func (x *Executive) ProcessNext(ctx context.Context, wait time.Duration) (int, error) {

@@ -81,12 +81,17 @@ func (o *Ops) HIncrBy(key, field string, by int64) { o.add("HINCRBY", key, field
 type Record struct {
 	// Item is the claimed payload to remove from the processing list ("" for none).
 	Item string
-	// Guard is the check hash whose revision must still equal Revision ("" for unguarded).
-	Guard    string
-	Revision int64
+	// Guards are hashes whose "revision" field must still hold the value read.
+	Guards []Guard
 	// Counter is the event_counters field to increment ("ok", "failure", "action", "invalid").
 	Counter string
 	Ops     Ops
+}
+
+// Guard is a hash read before deciding, with the revision it had.
+type Guard struct {
+	Key      string
+	Revision int64
 }
 
 // Status is the outcome of one record.
@@ -113,13 +118,17 @@ type ApplyTarget struct {
 func ApplyArgs(t ApplyTarget, records []Record) []any {
 	size := 4
 	for i := range records {
-		size += 5 + len(records[i].Ops.args)
+		size += 4 + 2*len(records[i].Guards) + len(records[i].Ops.args)
 	}
 	args := make([]any, 0, size)
 	args = append(args, t.Processing, t.Counters, t.InstanceCounters, len(records))
 	for i := range records {
 		r := &records[i]
-		args = append(args, r.Item, r.Guard, strconv.FormatInt(r.Revision, 10), r.Counter, r.Ops.n)
+		args = append(args, r.Item, len(r.Guards))
+		for _, g := range r.Guards {
+			args = append(args, g.Key, strconv.FormatInt(g.Revision, 10))
+		}
+		args = append(args, r.Counter, r.Ops.n)
 		args = append(args, r.Ops.args...)
 	}
 	return args

@@ -28,6 +28,11 @@ type Contact struct {
 	Rules            []Rule
 	// RuleErrors lists rules that could not be read (they are skipped, the others apply).
 	RuleErrors []error
+	// Revision of the contact's alert state, read to guard the notifier's writes.
+	Revision int64
+	// SuppressedUntil maps a schema.DropField / schema.RollupDropField to the unix time the
+	// suppression ends.
+	SuppressedUntil map[string]int64
 }
 
 // PagerdutyCredentials are a contact's PagerDuty REST credentials (contact_pagerduty:ID).
@@ -127,7 +132,7 @@ func IsContactFor(conn redis.Conn, keys schema.Keys, contactID, entity, check st
 	return false, nil
 }
 
-const readsPerContact = 7
+const readsPerContact = 8
 
 // LoadContacts reads contacts with their media, settings and rules in two round trips. Ids with
 // no data at all are left out.
@@ -143,6 +148,7 @@ func LoadContacts(conn redis.Conn, keys schema.Keys, ids []string) ([]Contact, e
 		conn.Send("HGETALL", keys.ContactRollupThresholds(id))
 		conn.Send("HGETALL", keys.ContactPagerduty(id))
 		conn.Send("SMEMBERS", keys.ContactRules(id))
+		conn.Send("HGETALL", keys.ContactAlertState(id))
 	}
 	if err := conn.Flush(); err != nil {
 		return nil, fmt.Errorf("load contacts: %w", err)
@@ -180,9 +186,13 @@ func decodeContact(id string, r []any) (Contact, []string, bool) {
 	thresholds, _ := redis.StringMap(r[4], nil)
 	pd, _ := redis.StringMap(r[5], nil)
 	rules, _ := redis.Strings(r[6], nil)
+	state, _ := redis.StringMap(r[7], nil)
 	if len(info) == 0 && len(media) == 0 && len(rules) == 0 {
 		return Contact{}, nil, false
 	}
+	suppressed := numbers(state)
+	revision := suppressed["revision"]
+	delete(suppressed, "revision")
 	sort.Strings(rules)
 	c := Contact{
 		ID: id, FirstName: info["first_name"], LastName: info["last_name"], Email: info["email"],
@@ -190,6 +200,7 @@ func decodeContact(id string, r []any) (Contact, []string, bool) {
 		Intervals: numbers(intervals), RollupThresholds: numbers(thresholds),
 		Pagerduty: PagerdutyCredentials{Subdomain: pd["subdomain"], Token: pd["token"],
 			Username: pd["username"], Password: pd["password"]},
+		Revision: revision, SuppressedUntil: suppressed,
 	}
 	// Flapjack 1.x stores the PagerDuty service key as the "pagerduty" medium; a service key in
 	// contact_pagerduty counts too.
@@ -280,6 +291,81 @@ func jsonList(v string) ([]string, error) {
 	var out []string
 	if err := json.Unmarshal([]byte(v), &out); err != nil {
 		return nil, fmt.Errorf("not a JSON array of strings: %.60q", v)
+	}
+	return out, nil
+}
+
+// ContactIDsForChecks is ContactIDsFor for many checks in two round trips (rollup cleaning).
+func ContactIDsForChecks(conn redis.Conn, keys schema.Keys, checkIDs []string) (map[string][]string, error) {
+	type split struct{ entity, check string }
+	parts := make([]split, 0, len(checkIDs))
+	entities := map[string]string{}
+	var order []string
+	for _, id := range checkIDs {
+		e, c, ok := schema.SplitCheckID(id)
+		if !ok {
+			continue
+		}
+		parts = append(parts, split{e, c})
+		if _, seen := entities[e]; !seen {
+			entities[e] = ""
+			order = append(order, e)
+		}
+	}
+	for _, e := range order {
+		conn.Send("HGET", keys.EntityIDsByName(), e)
+		conn.Send("GET", keys.EntityID(e))
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, fmt.Errorf("entity ids: %w", err)
+	}
+	for _, e := range order {
+		byName, err1 := redis.String(conn.Receive())
+		byKey, err2 := redis.String(conn.Receive())
+		for _, err := range []error{err1, err2} {
+			if err != nil && !errors.Is(err, redis.ErrNil) {
+				return nil, fmt.Errorf("entity id of %s: %w", e, err)
+			}
+		}
+		entities[e] = byName
+		if byName == "" {
+			entities[e] = byKey
+		}
+	}
+	out := make(map[string][]string, len(parts))
+	type query struct {
+		id   string
+		sets []string
+	}
+	queries := make([]query, 0, len(parts))
+	for _, p := range parts {
+		eid := entities[p.entity]
+		sets := []string{keys.ContactsFor(schema.AllContactsID)}
+		if eid != "" {
+			sets = append(sets, keys.ContactsFor(eid), keys.ContactsForCheck(eid, p.check))
+		}
+		for _, s := range sets {
+			conn.Send("SMEMBERS", s)
+		}
+		queries = append(queries, query{id: schema.CheckID(p.entity, p.check), sets: sets})
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, fmt.Errorf("contacts for checks: %w", err)
+	}
+	for _, q := range queries {
+		seen := map[string]bool{}
+		for range q.sets {
+			members, err := redis.Strings(conn.Receive())
+			if err != nil {
+				return nil, fmt.Errorf("contacts for %s: %w", q.id, err)
+			}
+			for _, m := range members {
+				if !seen[m] {
+					seen[m] = true
+					out[q.id] = append(out[q.id], m)
+				}
+			}
+		}
 	}
 	return out, nil
 }

@@ -271,21 +271,46 @@ func (k Keys) DropAlerts(contactID string, more ...string) string {
 	return k.key(append([]string{"drop_alerts_for_contact", contactID}, more...)...)
 }
 
-// DropAlertsUntil holds the unix time at which the matching DropAlerts suppression ends, so the
-// decision follows the injected clock rather than a TTL (SPEC 4.1; added by us).
-func (k Keys) DropAlertsUntil(contactID string, more ...string) string {
-	return k.key(append([]string{"drop_alerts_for_contact_until", contactID}, more...)...)
-}
-
 // DropRollupAlerts is drop_rollup_alerts_for_contact:CONTACT_ID:MEDIA.
 func (k Keys) DropRollupAlerts(contactID, medium string) string {
 	return k.key("drop_rollup_alerts_for_contact", contactID, medium)
 }
 
-// DropRollupAlertsUntil is the clock-based end of DropRollupAlerts (added by us).
-func (k Keys) DropRollupAlertsUntil(contactID, medium string) string {
-	return k.key("drop_rollup_alerts_for_contact_until", contactID, medium)
-}
-
 // PagerdutyAcksLock is the lock that keeps one PagerDuty acknowledgement poller running.
 func (k Keys) PagerdutyAcksLock() string { return k.key("sem_pagerduty_acks_running") }
+
+// ContactAlertState is the notifier's own per-contact hash (added by us): "revision" guards
+// concurrent notifiers, and the unix time at which each suppression ends — fields
+// DropField(...) and RollupDropField(...) — lets decisions follow the injected clock (SPEC 4.1)
+// while the documented drop_alerts_for_contact:... keys are still written for other tools.
+func (k Keys) ContactAlertState(contactID string) string {
+	return k.key("contact_alert_state", contactID)
+}
+
+// DropField is the ContactAlertState field holding when the interval of one check/state on one
+// medium ends.
+func DropField(medium, checkID, state string) string {
+	return "drop:" + medium + ":" + checkID + ":" + state
+}
+
+// RollupDropField is the ContactAlertState field holding when a medium's rollup throttle ends.
+func RollupDropField(medium string) string { return "rollup:" + medium }
+
+// ParseDropField splits a DropField back into medium, check id and state.
+func ParseDropField(field string) (medium, checkID, state string, ok bool) {
+	rest, found := strings.CutPrefix(field, "drop:")
+	if !found {
+		return "", "", "", false
+	}
+	medium, rest, found = strings.Cut(rest, ":")
+	i := strings.LastIndexByte(rest, ':')
+	if !found || i <= 0 {
+		return "", "", "", false
+	}
+	return medium, rest[:i], rest[i+1:], true
+}
+
+// ParseRollupDropField returns the medium of a RollupDropField.
+func ParseRollupDropField(field string) (string, bool) {
+	return strings.CutPrefix(field, "rollup:")
+}

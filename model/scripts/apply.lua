@@ -1,15 +1,17 @@
 -- Apply the writes Go decided for a batch of claimed items, each atomically with the removal of
 -- its item from the processing list, so a crash leaves an item's effects either fully written and
--- the item gone, or unwritten and the item still claimed. Records guarded by a check revision are
--- skipped when the check changed since it was read (another executive got there first); Go
+-- the item gone, or unwritten and the item still claimed. A record is guarded by the revisions
+-- of the hashes its decision read (a check for the executive, contacts for the notifier): when
+-- one moved since it was read (another instance got there first) nothing is written and Go
 -- re-reads and decides again.
 -- KEYS: none (keys are built by package schema and passed in ARGV; Cluster is not supported).
 -- ARGV[1] processing list ("" when records carry no item, e.g. admin actions)
 -- ARGV[2] global counters hash (event_counters) or ""
 -- ARGV[3] instance counters hash (event_counters:HOST:PID) or ""
 -- ARGV[4] number of records N
--- Then N records: item, guard key (check hash or ""), expected revision, counter field ("" for
--- none), op count M, then M ops each written as: command, argument count, arguments...
+-- Then N records: item, guard count G, G pairs (hash key, expected "revision" field value; a
+-- missing field reads as "0"), counter field ("" for none), op count M, then M ops each written
+-- as: command, argument count, arguments... Applied records increment each guard's revision.
 -- Returns {statuses, errors}: N statuses, 1 applied, 0 conflict (revision moved; nothing
 -- written, item kept), -1 lost (item no longer claimed by this instance: a peer requeued it;
 -- nothing written); errors lists "record index: message" for writes Redis refused (e.g. a key of
@@ -25,8 +27,9 @@ local n = tonumber(ARGV[4])
 -- refuse the whole batch before writing anything if it holds a command outside the list
 local scan = 5
 for i = 1, n do
-  local nops = tonumber(ARGV[scan + 4])
-  scan = scan + 5
+  scan = scan + 2 + 2 * tonumber(ARGV[scan + 1])
+  local nops = tonumber(ARGV[scan + 1])
+  scan = scan + 2
   for j = 1, nops do
     if not allowed[ARGV[scan]] then
       return redis.error_reply('apply: command not allowed: ' .. tostring(ARGV[scan]))
@@ -41,13 +44,16 @@ local errors = {}
 local counts = {}
 local counted = 0
 for i = 1, n do
-  local item, guard, expected, counter = ARGV[pos], ARGV[pos + 1], ARGV[pos + 2], ARGV[pos + 3]
-  local nops = tonumber(ARGV[pos + 4])
-  pos = pos + 5
+  local item = ARGV[pos]
+  local nguards = tonumber(ARGV[pos + 1])
+  local guards_at = pos + 2
+  pos = guards_at + 2 * nguards
+  local counter, nops = ARGV[pos], tonumber(ARGV[pos + 1])
+  pos = pos + 2
   local ok = 1
-  if guard ~= '' then
-    local rev = redis.call('HGET', guard, 'revision') or '0'
-    if rev ~= expected then ok = 0 end
+  for g = 0, nguards - 1 do
+    local rev = redis.call('HGET', ARGV[guards_at + 2 * g], 'revision') or '0'
+    if rev ~= ARGV[guards_at + 2 * g + 1] then ok = 0 end
   end
   if ok == 1 and item ~= '' and processing ~= '' then
     if redis.call('LREM', processing, -1, item) == 0 then ok = -1 end
@@ -64,7 +70,9 @@ for i = 1, n do
     pos = pos + 2 + nargs
   end
   if ok == 1 then
-    if guard ~= '' then redis.call('HINCRBY', guard, 'revision', 1) end
+    for g = 0, nguards - 1 do
+      redis.call('HINCRBY', ARGV[guards_at + 2 * g], 'revision', 1)
+    end
     if counter ~= '' then
       counts[counter] = (counts[counter] or 0) + 1
       counted = counted + 1

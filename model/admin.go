@@ -1,0 +1,160 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// ErrNoSuchWindow is returned when a maintenance window to end does not exist or is over.
+var ErrNoSuchWindow = errors.New("no such maintenance window (or it has already ended)")
+
+// maxAdminAttempts bounds retries when events keep changing the check under an admin action.
+const maxAdminAttempts = 20
+
+// adminWrite reads a check's facts at now, lets build decide the writes, and applies them
+// guarded by the check's revision (so a concurrent executive re-reads), retrying on conflict.
+func adminWrite(conn redis.Conn, keys schema.Keys, entity, check string, now time.Time,
+	build func(f *CheckFacts, w CheckWriter) error) error {
+	for attempt := 0; attempt < maxAdminAttempts; attempt++ {
+		facts, err := ReadFacts(conn, keys, now, []FactsRequest{{Entity: entity, Check: check, Mode: ModeRollup}})
+		if err != nil {
+			return err
+		}
+		f := &facts[0]
+		rec := Record{Guards: []Guard{{Key: keys.Check(f.ID), Revision: f.Revision}}}
+		w := NewCheckWriter(keys, entity, check, &rec.Ops)
+		if err := build(f, w); err != nil {
+			return err
+		}
+		statuses, err := Apply(conn, ApplyTarget{}, []Record{rec})
+		if err != nil {
+			return fmt.Errorf("%s:%s: %w", entity, check, err)
+		}
+		if statuses[0] == Applied {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s:%s kept changing; try again", entity, check)
+}
+
+// CreateScheduledMaintenance stores a scheduled window (reference §2.6 Create) and refreshes
+// the current-maintenance key.
+func CreateScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check string, start time.Time, duration time.Duration, summary string, now time.Time) error {
+	if duration < time.Second {
+		return fmt.Errorf("scheduled maintenance needs a duration of at least 1 second, got %v", duration)
+	}
+	s, d := start.Unix(), int64(duration/time.Second)
+	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w CheckWriter) error {
+		w.StoreMaintenance(schema.Scheduled, s, d, summary)
+		active := f.ScheduledMaintenance
+		if candidate := (Window{Start: s, End: s + d}); candidate.Covers(now.Unix()) && candidate.End > active.End {
+			active = candidate
+		}
+		w.SyncCurrentMaintenance(schema.Scheduled, active, f.ScheduledCurrent, now.Unix())
+		if f.State == "" {
+			w.TouchIndexes(now.Unix())
+		}
+		return nil
+	})
+}
+
+// EndScheduledMaintenance ends the window starting at start (reference §2.6 End): a future
+// window is deleted, a running one is shortened to end now, a finished one is an error.
+func EndScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check string, start time.Time, now time.Time) error {
+	s := start.Unix()
+	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w CheckWriter) error {
+		duration, err := redis.Int64(conn.Do("ZSCORE", keys.Maintenances(schema.Scheduled, f.ID), s))
+		if errors.Is(err, redis.ErrNil) {
+			return ErrNoSuchWindow
+		}
+		if err != nil {
+			return fmt.Errorf("read scheduled maintenance of %s: %w", f.ID, err)
+		}
+		n := now.Unix()
+		switch {
+		case s > n:
+			w.DeleteMaintenance(schema.Scheduled, s)
+		case s+duration > n:
+			w.SetMaintenanceDuration(schema.Scheduled, s, n-s)
+		default:
+			return ErrNoSuchWindow
+		}
+		active := f.ScheduledMaintenance
+		if active.Start == s {
+			active = Window{} // other overlapping windows show up at the next event's refresh
+		}
+		w.SyncCurrentMaintenance(schema.Scheduled, active, f.ScheduledCurrent, n)
+		return nil
+	})
+}
+
+// EndUnscheduledMaintenance ends a running acknowledgement at now (reference §2.6 End).
+func EndUnscheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check string, now time.Time) error {
+	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w CheckWriter) error {
+		um := f.UnscheduledMaintenance
+		if !um.Covers(now.Unix()) {
+			return ErrNoSuchWindow
+		}
+		w.SetMaintenanceDuration(schema.Unscheduled, um.Start, now.Unix()-um.Start)
+		w.SyncCurrentMaintenance(schema.Unscheduled, Window{}, f.UnscheduledCurrent, now.Unix())
+		return nil
+	})
+}
+
+// DisableCheck removes a check from current_checks:ENTITY (Flapjack's "disabled"); the next
+// event for it enables it again.
+func DisableCheck(conn redis.Conn, keys schema.Keys, entity, check string, now time.Time) error {
+	return adminWrite(conn, keys, entity, check, now, func(_ *CheckFacts, w CheckWriter) error {
+		w.Ops.ZRem(keys.CurrentChecks(entity), check)
+		return nil
+	})
+}
+
+// EnableCheck puts a check back into current_checks:ENTITY.
+func EnableCheck(conn redis.Conn, keys schema.Keys, entity, check string, now time.Time) error {
+	return adminWrite(conn, keys, entity, check, now, func(_ *CheckFacts, w CheckWriter) error {
+		w.Ops.ZAdd(keys.CurrentChecks(entity), now.Unix(), check)
+		w.Ops.ZAdd(keys.CurrentEntities(), now.Unix(), entity)
+		return nil
+	})
+}
+
+// MaintenanceWindow is a stored window with its summary, for listings.
+type MaintenanceWindow struct {
+	CheckID  string
+	Kind     string
+	Start    int64
+	Duration int64
+	Summary  string
+}
+
+// ListMaintenance returns the windows of kind for a check, oldest first.
+func ListMaintenance(conn redis.Conn, keys schema.Keys, kind, checkID string) ([]MaintenanceWindow, error) {
+	v, err := redis.Int64s(conn.Do("ZRANGE", keys.Maintenances(kind, checkID), 0, -1, "WITHSCORES"))
+	if err != nil {
+		return nil, fmt.Errorf("list %s maintenance of %s: %w", kind, checkID, err)
+	}
+	var out []MaintenanceWindow
+	for i := 0; i+1 < len(v); i += 2 {
+		out = append(out, MaintenanceWindow{CheckID: checkID, Kind: kind, Start: v[i], Duration: v[i+1]})
+	}
+	for i := range out {
+		conn.Send("GET", keys.MaintenanceSummary(kind, checkID, out[i].Start))
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		s, err := redis.String(conn.Receive())
+		if err != nil && !errors.Is(err, redis.ErrNil) {
+			return nil, err
+		}
+		out[i].Summary = s
+	}
+	return out, nil
+}

@@ -1,0 +1,190 @@
+package notifier
+
+import (
+	"encoding/json"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// decide turns the candidates into alerts and the writes that go with them (reference §3.6,
+// §3.7): rollup state, interval suppressions, and the alert on each medium's queue.
+func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate, now time.Time) {
+	n := p.notification
+	ops := &p.record.Ops
+	touched := map[string]map[string]bool{} // contact -> state fields written now
+	for i := range contacts {
+		c := &contacts[i]
+		p.record.Guards = append(p.record.Guards, model.Guard{Key: nt.keys.ContactAlertState(c.ID), Revision: c.Revision})
+		touched[c.ID] = map[string]bool{}
+		if isRecoveryOrAck(n) {
+			nt.resetIntervals(ops, c, n, touched[c.ID])
+		}
+	}
+	for _, c := range cands {
+		cid := c.contact.ID
+		if c.suppressed {
+			p.skipped = append(p.skipped, skip{cid, c.medium, "interval: already alerted for this state"})
+			continue
+		}
+		var rollup rollupDecision
+		if c.rollup != nil {
+			rollup = decideRollup(c, n)
+			nt.writeRollup(ops, c, n, rollup, now, touched[cid])
+			if rollup.drop {
+				p.skipped = append(p.skipped, skip{cid, c.medium, "rollup: one summary per interval"})
+				continue
+			}
+		} else {
+			nt.trackAlerting(ops, c, n, now)
+		}
+		queueName, ok := nt.cfg.MediaQueues[c.medium]
+		if !ok || queueName == "" {
+			nt.m.unqueued.WithLabelValues(c.medium).Inc()
+			nt.log.Error("no queue configured for medium; this message is skipped",
+				zap.String("medium", c.medium), zap.String("contact", cid), zap.String("check", n.EventID),
+				zap.String("setting", "notifier."+c.medium+"_queue"))
+			continue
+		}
+		alert := buildAlert(p, c, rollup, now)
+		payload, _ := json.Marshal(alert)
+		if !isRecoveryOrAck(n) {
+			nt.writeInterval(ops, c, n, now, touched[cid])
+		}
+		ops.RPush(nt.keys.Queue(queueName), payload)
+		p.alerts = append(p.alerts, alert)
+	}
+	nt.forgetExpired(ops, contacts, now, touched)
+}
+
+// resetIntervals ends the interval suppressions of a check on every medium of a contact when a
+// recovery or acknowledgement arrives (reference §3.7 step 4 does it only on the media the
+// recovery is sent to; we reset all, so the first problem after a recovery always goes out).
+func (nt *Notifier) resetIntervals(ops *model.Ops, c *model.Contact, n *schema.Notification, touched map[string]bool) {
+	state := nt.keys.ContactAlertState(c.ID)
+	for _, m := range sortedKeys(c.Media) {
+		for _, s := range []string{schema.StateWarning, schema.StateCritical, schema.StateUnknown} {
+			field := schema.DropField(m, n.EventID, s)
+			if _, ok := c.SuppressedUntil[field]; !ok {
+				continue
+			}
+			ops.Del(nt.keys.DropAlerts(c.ID, m, n.EventID, s))
+			ops.HDel(state, field)
+			touched[field] = true
+		}
+	}
+}
+
+// writeInterval starts the interval of a sent problem or test (reference §3.7 step 4).
+func (nt *Notifier) writeInterval(ops *model.Ops, c *candidate, n *schema.Notification, now time.Time, touched map[string]bool) {
+	cid, state := c.contact.ID, nt.keys.ContactAlertState(c.contact.ID)
+	field := schema.DropField(c.medium, n.EventID, n.State)
+	ops.SetEx(nt.keys.DropAlerts(cid, c.medium, n.EventID, n.State), c.interval, c.interval)
+	ops.HSet(state, field, now.Unix()+c.interval)
+	touched[field] = true
+}
+
+// writeRollup records the alerting set and throttle changes of a rolled-up medium.
+func (nt *Notifier) writeRollup(ops *model.Ops, c *candidate, n *schema.Notification, d rollupDecision, now time.Time, touched map[string]bool) {
+	set := nt.keys.AlertingChecks(c.contact.ID, c.medium)
+	if d.add {
+		ops.ZAdd(set, now.Unix(), n.EventID)
+	}
+	if len(d.removed) > 0 {
+		members := make([]any, len(d.removed))
+		for i, id := range d.removed {
+			members[i] = id
+		}
+		ops.ZRem(set, members...)
+	}
+	field := schema.RollupDropField(c.medium)
+	state := nt.keys.ContactAlertState(c.contact.ID)
+	switch {
+	case d.setThrottle:
+		ops.SetEx(nt.keys.DropRollupAlerts(c.contact.ID, c.medium), c.interval, c.interval)
+		ops.HSet(state, field, now.Unix()+c.interval)
+		touched[field] = true
+	case d.clearThrottle:
+		ops.Del(nt.keys.DropRollupAlerts(c.contact.ID, c.medium))
+		ops.HDel(state, field)
+		touched[field] = true
+	}
+}
+
+// trackAlerting keeps contact_alerting_checks current for media without rollup, cheaply: a
+// problem adds the check, a recovery or acknowledgement removes it.
+func (nt *Notifier) trackAlerting(ops *model.Ops, c *candidate, n *schema.Notification, now time.Time) {
+	set := nt.keys.AlertingChecks(c.contact.ID, c.medium)
+	switch {
+	case addsToAlerting(n):
+		ops.ZAdd(set, now.Unix(), n.EventID)
+	case isRecoveryOrAck(n):
+		ops.ZRem(set, n.EventID)
+	}
+}
+
+// forgetExpired drops suppression end times that have passed, so contact_alert_state stays
+// bounded by what is currently suppressed, together with the documented key written alongside:
+// by the wall clock its TTL may not have run out (always so in replay), and a documented key
+// without our end time would read as an operator's manual suppression.
+func (nt *Notifier) forgetExpired(ops *model.Ops, contacts []model.Contact, now time.Time, touched map[string]map[string]bool) {
+	for i := range contacts {
+		c := &contacts[i]
+		var expired []any
+		for _, field := range sortedKeys(c.SuppressedUntil) {
+			if c.SuppressedUntil[field] > now.Unix() || touched[c.ID][field] {
+				continue
+			}
+			expired = append(expired, field)
+			if key := nt.suppressionKey(c.ID, field); key != "" {
+				ops.Del(key)
+			}
+		}
+		if len(expired) > 0 {
+			ops.HDel(nt.keys.ContactAlertState(c.ID), expired...)
+		}
+	}
+}
+
+// suppressionKey is the documented key matching a contact_alert_state field.
+func (nt *Notifier) suppressionKey(contactID, field string) string {
+	medium, checkID, state, ok := schema.ParseDropField(field)
+	if ok {
+		return nt.keys.DropAlerts(contactID, medium, checkID, state)
+	}
+	if medium, ok := schema.ParseRollupDropField(field); ok {
+		return nt.keys.DropRollupAlerts(contactID, medium)
+	}
+	return ""
+}
+
+// buildAlert is the alert JSON of reference §3.8.
+func buildAlert(p *plan, c *candidate, r rollupDecision, now time.Time) schema.Alert {
+	n := p.notification
+	a := schema.Alert{
+		Media: c.medium, Address: c.address,
+		ID:               alertID(p.record.Item, c.contact.ID, c.medium, now),
+		ContactID:        c.contact.ID,
+		ContactFirstName: schema.StringPtr(c.contact.FirstName),
+		ContactLastName:  schema.StringPtr(c.contact.LastName),
+		EventID:          n.EventID, EventHash: n.EventHash, State: n.State,
+		Summary: n.Summary, Details: n.Details, Perfdata: n.Perfdata,
+		Time: n.Time, Duration: n.Duration,
+		LastState: n.LastState, LastSummary: n.LastSummary, StateDuration: n.StateDuration,
+		Tags: n.Tags, NotificationType: n.Type, EventCount: n.Count,
+	}
+	if a.Tags == nil {
+		a.Tags = []string{}
+	}
+	if r.kind != "" {
+		kind := r.kind
+		a.Rollup = &kind
+		threshold := int(c.rollup.threshold)
+		a.RollupThreshold = &threshold
+		a.RollupAlerts = rollupAlerts(r.remaining, c.rollup.facts, now.Unix())
+	}
+	return a
+}

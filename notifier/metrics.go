@@ -1,0 +1,62 @@
+package notifier
+
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// Metrics are the notifier's Prometheus metrics (nil registerer: not exported).
+type Metrics struct {
+	notifications *prometheus.CounterVec
+	alerts        *prometheus.CounterVec
+	latency       prometheus.Histogram
+	ruleProblems  prometheus.Counter
+	unqueued      *prometheus.CounterVec
+	conflicts     prometheus.Counter
+	redisErrors   prometheus.Counter
+
+	processed atomic.Int64
+}
+
+// NewMetrics creates the notifier metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	f := promauto.With(reg)
+	return &Metrics{
+		notifications: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "flapjack_notifier_notifications_total",
+			Help: "Notifications routed by the notifier, by type and result (routed, no_contacts, invalid, marker).",
+		}, []string{"type", "result"}),
+		alerts: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "flapjack_alerts_total",
+			Help: "Alerts queued for gateways, by medium, notification type and rollup (none, problem, recovery).",
+		}, []string{"medium", "type", "rollup"}),
+		latency: f.NewHistogram(prometheus.HistogramOpts{
+			Name:    "flapjack_notifier_routing_seconds",
+			Help:    "Time to route one notification, from the start of its routing to its alerts being queued.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
+		ruleProblems: f.NewCounter(prometheus.CounterOpts{
+			Name: "flapjack_notifier_rule_errors_total",
+			Help: "Notification rules skipped because a regex, time restriction or stored value could not be read.",
+		}),
+		unqueued: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "flapjack_notifier_unqueued_alerts_total",
+			Help: "Alerts skipped because their medium has no configured queue.",
+		}, []string{"medium"}),
+		conflicts: f.NewCounter(prometheus.CounterOpts{
+			Name: "flapjack_notifier_conflicts_total",
+			Help: "Notifications re-routed because another notifier changed one of their contacts first.",
+		}),
+		redisErrors: f.NewCounter(prometheus.CounterOpts{
+			Name:        "flapjack_redis_errors_total",
+			Help:        "Failed Redis operations, by stage.",
+			ConstLabels: prometheus.Labels{"stage": Stage},
+		}),
+	}
+}
+
+func (m *Metrics) instanceStats() map[string]int64 {
+	return map[string]int64{"processed": m.processed.Load()}
+}

@@ -1,0 +1,488 @@
+// Package notifier owns routing: it claims notifications from `notifications`, finds the
+// contacts interested in the check, applies each contact's rules (entities, tags, regexes,
+// per-severity media and blackholes, time restrictions in the contact's timezone), intervals
+// and rollup, and pushes one alert per contact and medium onto that medium's queue.
+//
+// Decisions read the contacts' alert state and are written with it in one atomic step, guarded
+// by each contact's revision: concurrent notifiers never both page for the same thing, and the
+// notification leaves the processing list in the same step, so re-processing after a crash
+// never queues an alert twice.
+package notifier
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Stage is the notifier's name in instance records and processing lists.
+const Stage = "notifier"
+
+// DefaultMedia have a queue unless configured otherwise (SPEC 3.3).
+var DefaultMedia = []string{"jabber", "pagerduty", "email", "sms", "slack", "log"}
+
+// Config holds the notifier settings.
+type Config struct {
+	Queue string // notifications list name
+	// MediaQueues maps a medium to its list (notifier.<medium>_queue).
+	MediaQueues     map[string]string
+	DefaultTimezone *time.Location
+	DefaultInterval time.Duration
+	BatchSize       int
+}
+
+// DefaultConfig returns the defaults: a `<medium>_notifications` queue per default medium,
+// UTC, 15-minute intervals.
+func DefaultConfig() Config {
+	q := map[string]string{}
+	for _, m := range DefaultMedia {
+		q[m] = m + "_notifications"
+	}
+	return Config{Queue: "notifications", MediaQueues: q, DefaultTimezone: time.UTC,
+		DefaultInterval: 15 * time.Minute, BatchSize: 64}
+}
+
+// Options wires a Notifier.
+type Options struct {
+	Pool             *redis.Pool
+	Keys             schema.Keys
+	Config           Config
+	Clock            clock.Clock
+	HeartbeatClock   clock.Clock
+	Log              *zap.Logger
+	Metrics          *Metrics
+	Identity         queue.Identity
+	Version          string
+	Beat             time.Duration
+	TimeRestrictions TimeRestrictions
+}
+
+// Notifier routes notifications to media queues.
+type Notifier struct {
+	pool     *redis.Pool
+	keys     schema.Keys
+	cfg      Config
+	clock    clock.Clock
+	log      *zap.Logger
+	m        *Metrics
+	router   *router
+	consumer *queue.Consumer
+	registry *queue.Registry
+	zones    *zoneCache
+}
+
+// New builds a notifier.
+func New(o Options) *Notifier {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(nil)
+	}
+	if o.HeartbeatClock == nil {
+		o.HeartbeatClock = o.Clock
+	}
+	if o.Config.DefaultTimezone == nil {
+		o.Config.DefaultTimezone = time.UTC
+	}
+	if o.Config.DefaultInterval <= 0 {
+		o.Config.DefaultInterval = 15 * time.Minute
+	}
+	if o.Config.BatchSize <= 0 {
+		o.Config.BatchSize = 1
+	}
+	spec := queue.Spec{Stage: Stage, Source: o.Keys.Queue(o.Config.Queue), End: queue.Left}
+	n := &Notifier{
+		pool: o.Pool, keys: o.Keys, cfg: o.Config, clock: o.Clock,
+		log: o.Log.With(zap.String("stage", Stage)), m: o.Metrics,
+		router:   newRouter(o.TimeRestrictions),
+		consumer: queue.NewConsumer(o.Pool, o.Keys, spec, o.Identity),
+		zones:    newZoneCache(o.Config.DefaultTimezone),
+	}
+	n.registry = &queue.Registry{Pool: o.Pool, Keys: o.Keys, Spec: spec, ID: o.Identity,
+		Clock: o.HeartbeatClock, Version: o.Version, Beat: o.Beat, Log: n.log, Stats: n.m.instanceStats}
+	return n
+}
+
+// Loop is the notifier's run loop.
+func (nt *Notifier) Loop(exitWhenEmpty bool) *queue.Loop {
+	return &queue.Loop{Registry: nt.registry, Consumer: nt.consumer, Worker: nt, Log: nt.log,
+		ExitWhenEmpty: exitWhenEmpty, OnError: func(error) { nt.m.redisErrors.Inc() }}
+}
+
+// Run routes notifications until ctx ends.
+func (nt *Notifier) Run(ctx context.Context, exitWhenEmpty bool) error {
+	return nt.Loop(exitWhenEmpty).Run(ctx)
+}
+
+// Register registers the instance and recovers dead peers (for callers driving ProcessNext).
+func (nt *Notifier) Register(ctx context.Context) error {
+	if err := nt.registry.Register(ctx); err != nil {
+		return err
+	}
+	_, err := nt.registry.RecoverDead(ctx)
+	return err
+}
+
+// Start implements queue.Worker.
+func (nt *Notifier) Start(context.Context) error { return nil }
+
+// Close hands back anything still claimed and deregisters (for callers of Register).
+func (nt *Notifier) Close(ctx context.Context) error {
+	if _, err := nt.consumer.RequeueOwn(ctx); err != nil {
+		return err
+	}
+	return nt.registry.Deregister(ctx)
+}
+
+// ProcessNext claims a batch and routes it.
+func (nt *Notifier) ProcessNext(ctx context.Context, wait time.Duration) (int, error) {
+	res, err := nt.ProcessNextResult(ctx, wait)
+	return res.Finished, err
+}
+
+// ProcessNextResult is ProcessNext returning the alerts queued.
+func (nt *Notifier) ProcessNextResult(ctx context.Context, wait time.Duration) (Result, error) {
+	batch, err := nt.consumer.Next(ctx, nt.cfg.BatchSize, wait)
+	if err != nil || len(batch.Items) == 0 {
+		return Result{}, err
+	}
+	// A claimed batch is finished even when shutdown starts meanwhile.
+	res, err := nt.ProcessBatch(context.WithoutCancel(ctx), batch)
+	if err != nil {
+		nt.consumer.MarkUnfinished()
+	}
+	return res, err
+}
+
+// Result summarises a routed batch.
+type Result struct {
+	Finished int
+	Alerts   []schema.Alert
+}
+
+// maxConflicts bounds re-decisions when other notifiers keep changing the same contacts.
+const maxConflicts = 50
+
+// ProcessBatch routes claimed notifications in order.
+func (nt *Notifier) ProcessBatch(ctx context.Context, batch queue.Batch) (Result, error) {
+	var res Result
+	conn, err := nt.pool.GetContext(ctx)
+	if err != nil {
+		return res, fmt.Errorf("route notifications: %w", err)
+	}
+	defer conn.Close()
+	for _, raw := range batch.Items {
+		alerts, err := nt.routeOne(conn, raw)
+		if err != nil {
+			return res, err
+		}
+		res.Finished++
+		res.Alerts = append(res.Alerts, alerts...)
+	}
+	return res, nil
+}
+
+func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, error) {
+	started := time.Now()
+	for attempt := 0; attempt < maxConflicts; attempt++ {
+		now := nt.clock.Now()
+		plan, err := nt.plan(conn, raw, now)
+		if err != nil {
+			return nil, err
+		}
+		statuses, err := model.Apply(conn, model.ApplyTarget{Processing: nt.consumer.ProcessingKey()}, []model.Record{plan.record})
+		var refused *model.WriteError
+		if errors.As(err, &refused) {
+			nt.m.redisErrors.Inc()
+			nt.log.Error("some writes were refused by Redis; the notification is finished anyway",
+				zap.Strings("errors", refused.Messages))
+		} else if err != nil {
+			return nil, err
+		}
+		switch statuses[0] {
+		case model.Conflict:
+			nt.m.conflicts.Inc()
+			continue
+		case model.Lost:
+			nt.log.Warn("notification was requeued by a peer that judged this instance dead; leaving it to the peer")
+			return nil, nil
+		}
+		nt.observe(plan, time.Since(started))
+		return plan.alerts, nil
+	}
+	return nil, fmt.Errorf("route notification: contacts kept changing under %d re-reads", maxConflicts)
+}
+
+// plan is the full outcome of routing one notification: the writes and the alerts they queue.
+type plan struct {
+	record       model.Record
+	notification *schema.Notification
+	alerts       []schema.Alert
+	verdict      string // "routed", "no_contacts", "invalid", "marker"
+	skipped      []skip
+}
+
+// skip records why a contact or medium got nothing, for logs.
+type skip struct {
+	contact, medium, reason string
+}
+
+func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, error) {
+	p := &plan{record: model.Record{Item: raw}}
+	if isShutdownMarker(raw) {
+		p.verdict = "marker"
+		return p, nil
+	}
+	n, err := schema.ParseNotification([]byte(raw))
+	if err != nil {
+		nt.log.Error("notification rejected", zap.Error(err), zap.String("notification", truncate(raw, 300)))
+		rec, _ := json.Marshal(map[string]any{"error": err.Error(), "notification": raw, "failed_at": now.Unix()})
+		p.record.Ops.RPush(nt.keys.FailedQueue(nt.cfg.Queue), rec)
+		p.verdict = "invalid"
+		return p, nil
+	}
+	p.notification = &n
+	entity, check := n.EntityCheck()
+	ids, err := model.ContactIDsFor(conn, nt.keys, entity, check)
+	if err != nil {
+		return nil, err
+	}
+	contacts, err := model.LoadContacts(conn, nt.keys, ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(contacts) == 0 {
+		p.verdict = "no_contacts"
+		return p, nil
+	}
+	p.verdict = "routed"
+	candidates := nt.candidates(p, contacts, entity, now)
+	if err := nt.readSuppression(conn, &n, candidates, now); err != nil {
+		return nil, err
+	}
+	if err := nt.readRollup(conn, &n, candidates, now); err != nil {
+		return nil, err
+	}
+	nt.decide(p, contacts, candidates, now)
+	return p, nil
+}
+
+// candidate is one contact's medium that the rules chose and the contact has an address for.
+type candidate struct {
+	contact *model.Contact
+	medium  string
+	address string
+	// filled by the reads:
+	suppressed       bool
+	throttled        bool
+	rollup           *rollupState
+	interval         int64
+	guardedByContact bool
+}
+
+// candidates applies the rules of every contact (reference §3.4 steps 1-7, 9).
+func (nt *Notifier) candidates(p *plan, contacts []model.Contact, entity string, now time.Time) []*candidate {
+	n := p.notification
+	var out []*candidate
+	for i := range contacts {
+		c := &contacts[i]
+		loc := nt.zones.location(c.Timezone, func(err error) {
+			nt.log.Warn("contact timezone unknown; using the default", zap.String("contact", c.ID), zap.Error(err))
+		})
+		r := nt.router.route(c, n, entity, now, loc)
+		for _, problem := range r.problems {
+			nt.m.ruleProblems.Inc()
+			nt.log.Error("notification rule skipped", zap.String("contact", c.ID), zap.String("problem", problem))
+		}
+		if r.blackholed {
+			p.skipped = append(p.skipped, skip{contact: c.ID, reason: "blackholed for " + n.Severity})
+			continue
+		}
+		if len(r.media) == 0 {
+			p.skipped = append(p.skipped, skip{contact: c.ID, reason: "no rule selects a medium for severity " + n.Severity})
+			continue
+		}
+		for _, m := range r.media {
+			addr := c.Media[m]
+			if addr == "" {
+				p.skipped = append(p.skipped, skip{contact: c.ID, medium: m, reason: "no address for this medium"})
+				continue
+			}
+			interval := c.Intervals[m]
+			if interval <= 0 {
+				interval = int64(nt.cfg.DefaultInterval / time.Second)
+			}
+			out = append(out, &candidate{contact: c, medium: m, address: addr, interval: interval})
+		}
+	}
+	return out
+}
+
+// isRecoveryOrAck: notifications that bypass and reset intervals.
+func isRecoveryOrAck(n *schema.Notification) bool {
+	return n.Type == schema.NotificationRecovery || n.Type == schema.NotificationAcknowledgement
+}
+
+// readSuppression finds which candidates an interval suppresses (reference §3.4 step 8). The
+// notifier's own suppressions end at the time kept in contact_alert_state; the documented
+// drop_alerts_for_contact keys count by existence only when set by someone else (manual hooks).
+func (nt *Notifier) readSuppression(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
+	type probe struct {
+		c   *candidate
+		key string
+	}
+	var probes []probe
+	for _, c := range cands {
+		cid := c.contact.ID
+		keys := []string{nt.keys.DropAlerts(cid), nt.keys.DropAlerts(cid, c.medium), nt.keys.DropAlerts(cid, c.medium, n.EventID)}
+		field := schema.DropField(c.medium, n.EventID, n.State)
+		if until, ok := c.contact.SuppressedUntil[field]; ok {
+			c.suppressed = until > now.Unix()
+		} else {
+			keys = append(keys, nt.keys.DropAlerts(cid, c.medium, n.EventID, n.State))
+		}
+		rollupField := schema.RollupDropField(c.medium)
+		if until, ok := c.contact.SuppressedUntil[rollupField]; ok {
+			c.throttled = until > now.Unix()
+		}
+		for _, k := range keys {
+			conn.Send("EXISTS", k)
+			probes = append(probes, probe{c, k})
+		}
+		if _, ok := c.contact.SuppressedUntil[rollupField]; !ok {
+			conn.Send("EXISTS", nt.keys.DropRollupAlerts(cid, c.medium))
+			probes = append(probes, probe{c, "rollup"})
+		}
+	}
+	if len(probes) == 0 {
+		return nil
+	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("read interval keys: %w", err)
+	}
+	for _, pr := range probes {
+		exists, err := redis.Bool(conn.Receive())
+		if err != nil {
+			return fmt.Errorf("read interval key: %w", err)
+		}
+		if !exists {
+			continue
+		}
+		if pr.key == "rollup" {
+			pr.c.throttled = true
+		} else {
+			pr.c.suppressed = true
+		}
+	}
+	return nil
+}
+
+func (nt *Notifier) observe(p *plan, took time.Duration) {
+	typ := "invalid"
+	if p.notification != nil {
+		typ = p.notification.Type
+	}
+	nt.m.notifications.WithLabelValues(typ, p.verdict).Inc()
+	nt.m.latency.Observe(took.Seconds())
+	nt.m.processed.Add(1)
+	if p.notification == nil {
+		return
+	}
+	for _, s := range p.skipped {
+		if ce := nt.log.Check(zap.DebugLevel, "no alert"); ce != nil {
+			ce.Write(zap.String("check", p.notification.EventID), zap.String("contact", s.contact),
+				zap.String("medium", s.medium), zap.String("reason", s.reason))
+		}
+	}
+	if p.verdict == "no_contacts" {
+		nt.log.Info("no contacts for check", zap.String("check", p.notification.EventID), zap.String("type", p.notification.Type))
+	}
+	for _, a := range p.alerts {
+		rollup := schema.Deref(a.Rollup)
+		nt.m.alerts.WithLabelValues(a.Media, a.NotificationType, rollupLabel(rollup)).Inc()
+		fields := []zap.Field{zap.String("check", a.EventID), zap.String("type", a.NotificationType),
+			zap.String("contact", a.ContactID), zap.String("medium", a.Media), zap.String("rollup", rollup)}
+		if a.Media != "pagerduty" { // a PagerDuty address is a routing key: a secret
+			fields = append(fields, zap.String("address", a.Address))
+		}
+		nt.log.Info("alert queued", fields...)
+	}
+}
+
+func rollupLabel(r string) string {
+	if r == "" {
+		return "none"
+	}
+	return r
+}
+
+func isShutdownMarker(raw string) bool {
+	var m struct {
+		Type string `json:"type"`
+	}
+	return len(raw) < 64 && json.Unmarshal([]byte(raw), &m) == nil && m.Type == "shutdown"
+}
+
+// alertID is "<hash>-<secs>.<usecs>" as Flapjack's message ids: unique per message and stable
+// for a given notification, contact, medium and instant (replays print the same ids).
+func alertID(raw, contact, medium string, now time.Time) string {
+	h := sha1.New()
+	h.Write([]byte(raw))
+	h.Write([]byte{0})
+	h.Write([]byte(contact))
+	h.Write([]byte{0})
+	h.Write([]byte(medium))
+	return hex.EncodeToString(h.Sum(nil)[:6]) + "-" + strconv.FormatInt(now.Unix(), 10) + "." +
+		fmt.Sprintf("%06d", now.Nanosecond()/1000)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// zoneCache loads timezones once.
+type zoneCache struct {
+	mu    sync.Mutex
+	def   *time.Location
+	zones map[string]*time.Location
+}
+
+func newZoneCache(def *time.Location) *zoneCache {
+	return &zoneCache{def: def, zones: map[string]*time.Location{}}
+}
+
+func (z *zoneCache) location(name string, onError func(error)) *time.Location {
+	if name == "" {
+		return z.def
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if loc, ok := z.zones[name]; ok {
+		return loc
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		onError(err)
+		loc = z.def
+	}
+	z.zones[name] = loc
+	return loc
+}

@@ -1,0 +1,170 @@
+package notifier
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// rollupState is what rollup needs for one contact's medium (reference §3.6).
+type rollupState struct {
+	threshold int64
+	members   []string // alerting set before this notification
+	// filled from facts:
+	remove map[string]bool
+	facts  map[string]*model.CheckFacts
+}
+
+// rolls reports whether a medium can be rolled up: never PagerDuty, only with a threshold.
+func rolls(c *candidate) bool {
+	return c.medium != "pagerduty" && c.contact.RollupThresholds[c.medium] > 0
+}
+
+// readRollup reads the alerting sets of media with a rollup threshold and the facts needed to
+// clean them: every member's state and maintenance, whether it is enabled, and whether the
+// contact still cares about it.
+func (nt *Notifier) readRollup(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
+	var rolling []*candidate
+	for _, c := range cands {
+		if !c.suppressed && rolls(c) {
+			rolling = append(rolling, c)
+			conn.Send("ZRANGE", nt.keys.AlertingChecks(c.contact.ID, c.medium), 0, -1)
+		}
+	}
+	if len(rolling) == 0 {
+		return nil
+	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("read alerting checks: %w", err)
+	}
+	distinct := map[string]bool{}
+	for _, c := range rolling {
+		members, err := redis.Strings(conn.Receive())
+		if err != nil {
+			return fmt.Errorf("read alerting checks of %s: %w", c.contact.ID, err)
+		}
+		c.rollup = &rollupState{threshold: c.contact.RollupThresholds[c.medium], members: members}
+		for _, m := range members {
+			distinct[m] = true
+		}
+	}
+	distinct[n.EventID] = true
+	ids := sortedKeys(distinct)
+	reqs := make([]model.FactsRequest, 0, len(ids))
+	var valid []string
+	for _, id := range ids {
+		e, ch, ok := schema.SplitCheckID(id)
+		if !ok {
+			continue
+		}
+		valid = append(valid, id)
+		reqs = append(reqs, model.FactsRequest{Entity: e, Check: ch, Mode: model.ModeRollup})
+	}
+	facts, err := model.ReadFacts(conn, nt.keys, now, reqs)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]*model.CheckFacts, len(facts))
+	for i := range facts {
+		byID[valid[i]] = &facts[i]
+	}
+	interested, err := model.ContactIDsForChecks(conn, nt.keys, valid)
+	if err != nil {
+		return err
+	}
+	for _, c := range rolling {
+		c.rollup.facts = byID
+		c.rollup.remove = map[string]bool{}
+		candidates := c.rollup.members
+		if addsToAlerting(n) {
+			candidates = append(candidates, n.EventID)
+		}
+		for _, id := range candidates {
+			if shouldClean(byID[id], now.Unix(), contains(interested[id], c.contact.ID)) {
+				c.rollup.remove[id] = true
+			}
+		}
+	}
+	return nil
+}
+
+// addsToAlerting: problems enter the alerting set; recoveries, acknowledgements and tests don't.
+func addsToAlerting(n *schema.Notification) bool { return n.Type == schema.NotificationProblem }
+
+// shouldClean: a check leaves a contact's alerting set when it is ok (or gone), in unscheduled or
+// scheduled maintenance, disabled, or no longer the contact's concern.
+func shouldClean(f *model.CheckFacts, now int64, stillContact bool) bool {
+	return f == nil || !schema.IsFailure(f.State) || f.UnscheduledMaintenance.Covers(now) ||
+		f.ScheduledMaintenance.Covers(now) || !f.Enabled || !stillContact
+}
+
+// rollupDecision is the pure outcome of reference §3.6 steps 1-3 for one medium.
+type rollupDecision struct {
+	kind                       string // "", schema.RollupProblem, schema.RollupRecovery
+	drop                       bool   // send nothing on this medium (throttled rollup)
+	setThrottle, clearThrottle bool
+	add                        bool     // ZADD this check to the alerting set
+	removed                    []string // ZREM these
+	remaining                  []string // the cleaned set, for rollup_alerts
+}
+
+func decideRollup(c *candidate, n *schema.Notification) rollupDecision {
+	var d rollupDecision
+	r := c.rollup
+	set := append([]string(nil), r.members...)
+	if addsToAlerting(n) && !contains(set, n.EventID) {
+		set = append(set, n.EventID)
+	}
+	d.add = addsToAlerting(n)
+	before := int64(len(set))
+	for _, id := range set {
+		if r.remove[id] {
+			d.removed = append(d.removed, id)
+		} else {
+			d.remaining = append(d.remaining, id)
+		}
+	}
+	if d.add && r.remove[n.EventID] {
+		d.add = false
+	}
+	sort.Strings(d.removed)
+	sort.Strings(d.remaining)
+	count := int64(len(d.remaining))
+	t := r.threshold
+	recovered := before >= t && int64(len(d.removed)) > before-t
+	switch {
+	case count >= t:
+		if c.throttled {
+			d.drop = true
+			return d
+		}
+		if n.Type == schema.NotificationRecovery {
+			d.clearThrottle = true
+		} else {
+			d.setThrottle = true
+		}
+		d.kind = schema.RollupProblem
+	case recovered:
+		d.clearThrottle = true
+		d.kind = schema.RollupRecovery
+	}
+	return d
+}
+
+// rollupAlerts describes the checks of a rollup alert.
+func rollupAlerts(ids []string, facts map[string]*model.CheckFacts, now int64) map[string]schema.RollupEntry {
+	out := make(map[string]schema.RollupEntry, len(ids))
+	for _, id := range ids {
+		f := facts[id]
+		if f == nil {
+			continue
+		}
+		out[id] = schema.RollupEntry{Duration: max(now-f.LastChange, 0), State: f.State, Summary: f.Summary}
+	}
+	return out
+}

@@ -1,0 +1,215 @@
+package notifier
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// TimeRestrictions tells whether a rule's time restrictions (the raw JSON of the rule's
+// time_restrictions field) are active at an instant, evaluated in a contact's location. Errors
+// describe restrictions that could not be read; they count as inactive (SPEC 4.9).
+type TimeRestrictions interface {
+	Active(raw string, loc *time.Location, at time.Time) (bool, []error)
+}
+
+// routing is what a contact's rules say about one notification (reference §3.4 steps 1-7).
+type routing struct {
+	media      []string // media chosen for the severity, sorted
+	blackholed bool
+	matched    []string // ids of the rules that applied
+	problems   []string // rules skipped because of a bad regex or time restriction
+}
+
+// router evaluates notification rules; it caches compiled regexes.
+type router struct {
+	restrictions TimeRestrictions
+	mu           sync.Mutex
+	regexes      map[string]*regexp.Regexp
+	badRegexes   map[string]error
+}
+
+func newRouter(tr TimeRestrictions) *router {
+	return &router{restrictions: tr, regexes: map[string]*regexp.Regexp{}, badRegexes: map[string]error{}}
+}
+
+// route decides the media for contact c. A contact without rules gets everything on all its
+// media for every severity (SPEC 4.6); with rules it gets exactly what they say.
+func (r *router) route(c *model.Contact, n *schema.Notification, entity string, now time.Time, loc *time.Location) routing {
+	var out routing
+	for _, err := range c.RuleErrors {
+		out.problems = append(out.problems, err.Error())
+	}
+	if len(c.Rules) == 0 && len(c.RuleErrors) == 0 {
+		out.media = sortedKeys(c.Media)
+		return out
+	}
+	var specific, general []*model.Rule
+	for i := range c.Rules {
+		rule := &c.Rules[i]
+		ok, problem := r.matches(rule, n, entity)
+		if problem != "" {
+			out.problems = append(out.problems, problem)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		active, errs := r.active(rule, loc, now)
+		for _, err := range errs {
+			out.problems = append(out.problems, fmt.Sprintf("rule %s: time restriction: %v", rule.ID, err))
+		}
+		if !active {
+			continue
+		}
+		if isSpecific(rule) {
+			specific = append(specific, rule)
+		} else {
+			general = append(general, rule)
+		}
+	}
+	applying := general
+	if len(specific) > 0 {
+		applying = specific
+	}
+	media := map[string]bool{}
+	for _, rule := range applying {
+		out.matched = append(out.matched, rule.ID)
+		if blackholes(rule, n.Severity) {
+			out.blackholed = true
+		}
+		for _, m := range mediaFor(rule, n.Severity) {
+			media[m] = true
+		}
+	}
+	if out.blackholed {
+		return out
+	}
+	out.media = sortedKeys(media)
+	return out
+}
+
+// active evaluates a rule's time restrictions; a rule without any is always active.
+func (r *router) active(rule *model.Rule, loc *time.Location, now time.Time) (bool, []error) {
+	switch strings.TrimSpace(rule.TimeRestrictions) {
+	case "", "null", "[]":
+		return true, nil
+	}
+	return r.restrictions.Active(rule.TimeRestrictions, loc, now)
+}
+
+func isSpecific(r *model.Rule) bool {
+	return len(r.Entities) > 0 || len(r.RegexEntities) > 0 || len(r.Tags) > 0 || len(r.RegexTags) > 0
+}
+
+// matches checks a rule's entity and tag criteria; every non-empty criterion must hold. A
+// pattern that does not compile makes the rule skip, reported as a problem (SPEC 4.7).
+func (r *router) matches(rule *model.Rule, n *schema.Notification, entity string) (bool, string) {
+	if len(rule.Entities) > 0 && !contains(rule.Entities, entity) {
+		return false, ""
+	}
+	for _, pattern := range rule.RegexEntities {
+		re, err := r.regex(pattern)
+		if err != nil {
+			return false, fmt.Sprintf("rule %s: regex_entities %q: %v", rule.ID, pattern, err)
+		}
+		if !re.MatchString(entity) {
+			return false, ""
+		}
+	}
+	for _, tag := range rule.Tags {
+		if !contains(n.Tags, tag) {
+			return false, ""
+		}
+	}
+	for _, pattern := range rule.RegexTags {
+		re, err := r.regex(pattern)
+		if err != nil {
+			return false, fmt.Sprintf("rule %s: regex_tags %q: %v", rule.ID, pattern, err)
+		}
+		if !anyMatch(re, n.Tags) {
+			return false, ""
+		}
+	}
+	return true, ""
+}
+
+const maxCachedRegexes = 4096
+
+func (r *router) regex(pattern string) (*regexp.Regexp, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if re, ok := r.regexes[pattern]; ok {
+		return re, nil
+	}
+	if err, ok := r.badRegexes[pattern]; ok {
+		return nil, err
+	}
+	re, err := regexp.Compile(pattern)
+	if len(r.regexes)+len(r.badRegexes) >= maxCachedRegexes {
+		r.regexes, r.badRegexes = map[string]*regexp.Regexp{}, map[string]error{}
+	}
+	if err != nil {
+		r.badRegexes[pattern] = err
+		return nil, err
+	}
+	r.regexes[pattern] = re
+	return re, nil
+}
+
+func blackholes(r *model.Rule, severity string) bool {
+	switch severity {
+	case schema.SeverityUnknown:
+		return r.UnknownBlackhole
+	case schema.SeverityWarning:
+		return r.WarningBlackhole
+	case schema.SeverityCritical:
+		return r.CriticalBlackhole
+	}
+	return false
+}
+
+func mediaFor(r *model.Rule, severity string) []string {
+	switch severity {
+	case schema.SeverityUnknown:
+		return r.UnknownMedia
+	case schema.SeverityWarning:
+		return r.WarningMedia
+	case schema.SeverityCritical:
+		return r.CriticalMedia
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func anyMatch(re *regexp.Regexp, list []string) bool {
+	for _, v := range list {
+		if re.MatchString(v) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,260 @@
+// Package replay owns `flapjack replay` (SPEC 3.5): it carries a timeline of events and admin
+// actions through the real executive and notifier, taking the clock from the input, so hours
+// of alerting behaviour take milliseconds and operators can prove their rules.
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/executive"
+	"github.com/flapjackgo/flapjack/internal/humantime"
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/notifier"
+	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Options wires a replay.
+type Options struct {
+	Pool             *redis.Pool
+	Keys             schema.Keys
+	Executive        executive.Config
+	Notifier         notifier.Config
+	TimeRestrictions notifier.TimeRestrictions
+	Log              *zap.Logger
+	Version          string
+	Identity         queue.Identity
+}
+
+// LineError is a line that stopped the run.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Summary tells what a run did.
+type Summary struct {
+	Lines, Events, Actions, Alerts int
+}
+
+// maxLine is the longest input line accepted (an event is at most 64 KiB).
+const maxLine = schema.MaxEventBytes + 1024
+
+// Run reads the timeline from in and writes every alert produced as one JSON line to out.
+func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) (Summary, error) {
+	var sum Summary
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	clk := clock.NewFake(time.Unix(0, 0))
+	x := executive.New(executive.Options{Pool: o.Pool, Keys: o.Keys, Config: o.Executive, Clock: clk,
+		HeartbeatClock: clock.Real{}, Log: o.Log, Identity: o.Identity, Version: o.Version})
+	n := notifier.New(notifier.Options{Pool: o.Pool, Keys: o.Keys, Config: o.Notifier, Clock: clk,
+		HeartbeatClock: clock.Real{}, Log: o.Log, Identity: o.Identity, Version: o.Version,
+		TimeRestrictions: o.TimeRestrictions})
+	if err := x.Register(ctx); err != nil {
+		return sum, fmt.Errorf("start executive: %w", err)
+	}
+	defer x.Close(context.WithoutCancel(ctx))
+	if err := n.Register(ctx); err != nil {
+		return sum, fmt.Errorf("start notifier: %w", err)
+	}
+	defer n.Close(context.WithoutCancel(ctx))
+
+	r := &runner{o: o, clk: clk, x: x, n: n, out: bufio.NewWriter(out)}
+	defer r.out.Flush()
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), maxLine)
+	var last int64 = -1
+	for line := 1; sc.Scan(); line++ {
+		if ctx.Err() != nil {
+			return sum, ctx.Err()
+		}
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		sum.Lines++
+		at, isAction, err := classify(text)
+		if err != nil {
+			return sum, &LineError{Line: line, Err: err}
+		}
+		if at < last {
+			return sum, &LineError{Line: line, Err: fmt.Errorf("time %d is before the previous line's %d: the clock never goes back", at, last)}
+		}
+		last = at
+		clk.Set(time.Unix(at, 0))
+		if isAction {
+			sum.Actions++
+			err = r.action(ctx, text)
+		} else {
+			sum.Events++
+			err = r.event(ctx, text)
+		}
+		if err != nil {
+			return sum, &LineError{Line: line, Err: err}
+		}
+		sum.Alerts = r.alerts
+	}
+	if err := sc.Err(); err != nil {
+		return sum, fmt.Errorf("read input: %w", err)
+	}
+	return sum, nil
+}
+
+// classify reads a line's integer time and whether it is an admin action.
+func classify(line []byte) (int64, bool, error) {
+	var head struct {
+		Time   json.RawMessage `json:"time"`
+		Action *string         `json:"action"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil {
+		return 0, false, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if len(head.Time) == 0 {
+		return 0, false, errors.New(`every line needs an integer "time"`)
+	}
+	var t int64
+	if err := json.Unmarshal(head.Time, &t); err != nil || t < 0 {
+		return 0, false, fmt.Errorf(`"time" must be a non-negative integer, got %s`, head.Time)
+	}
+	return t, head.Action != nil, nil
+}
+
+type runner struct {
+	o      Options
+	clk    *clock.Fake
+	x      *executive.Executive
+	n      *notifier.Notifier
+	out    *bufio.Writer
+	alerts int
+}
+
+// event carries one event through the executive and the notifier completely.
+func (r *runner) event(ctx context.Context, raw []byte) error {
+	if _, err := schema.ParseEvent(raw); err != nil {
+		return err
+	}
+	conn, err := r.o.Pool.GetContext(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = conn.Do("LPUSH", r.o.Keys.Queue(r.o.Executive.Queue), raw)
+	conn.Close()
+	if err != nil {
+		return fmt.Errorf("queue event: %w", err)
+	}
+	for {
+		done, err := r.x.ProcessNext(ctx, 0)
+		if err != nil {
+			return fmt.Errorf("executive: %w", err)
+		}
+		if done == 0 {
+			break
+		}
+	}
+	return r.drainNotifications(ctx)
+}
+
+func (r *runner) drainNotifications(ctx context.Context) error {
+	for {
+		res, err := r.n.ProcessNextResult(ctx, 0)
+		if err != nil {
+			return fmt.Errorf("notifier: %w", err)
+		}
+		for _, a := range res.Alerts {
+			b, err := json.Marshal(a)
+			if err != nil {
+				return err
+			}
+			r.out.Write(b)
+			r.out.WriteByte('\n')
+			r.alerts++
+		}
+		if res.Finished == 0 {
+			return r.out.Flush()
+		}
+	}
+}
+
+// action is an admin action line.
+type action struct {
+	Action   string `json:"action"`
+	Time     int64  `json:"time"`
+	Entity   string `json:"entity"`
+	Check    string `json:"check"`
+	Start    *int64 `json:"start"`
+	Duration any    `json:"duration"`
+	Summary  string `json:"summary"`
+}
+
+func (r *runner) action(ctx context.Context, raw []byte) error {
+	var a action
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return fmt.Errorf("action: %w", err)
+	}
+	a.Entity = strings.ToLower(strings.TrimSpace(a.Entity))
+	if a.Entity == "" || a.Check == "" {
+		return fmt.Errorf("action %q needs entity and check", a.Action)
+	}
+	conn, err := r.o.Pool.GetContext(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	now := r.clk.Now()
+	switch a.Action {
+	case "scheduled_maintenance":
+		start := now
+		if a.Start != nil {
+			start = time.Unix(*a.Start, 0)
+		}
+		d, err := durationOf(a.Duration)
+		if err != nil {
+			return err
+		}
+		return model.CreateScheduledMaintenance(conn, r.o.Keys, a.Entity, a.Check, start, d, a.Summary, now)
+	case "end_scheduled_maintenance":
+		if a.Start == nil {
+			return errors.New(`end_scheduled_maintenance needs the window's "start"`)
+		}
+		return model.EndScheduledMaintenance(conn, r.o.Keys, a.Entity, a.Check, time.Unix(*a.Start, 0), now)
+	case "end_unscheduled_maintenance":
+		return model.EndUnscheduledMaintenance(conn, r.o.Keys, a.Entity, a.Check, now)
+	case "disable_check":
+		return model.DisableCheck(conn, r.o.Keys, a.Entity, a.Check, now)
+	case "enable_check":
+		return model.EnableCheck(conn, r.o.Keys, a.Entity, a.Check, now)
+	}
+	return fmt.Errorf("unknown action %q (known: scheduled_maintenance, end_scheduled_maintenance, end_unscheduled_maintenance, disable_check, enable_check)", a.Action)
+}
+
+// durationOf accepts seconds or a duration string ("2h", "90 minutes").
+func durationOf(v any) (time.Duration, error) {
+	switch d := v.(type) {
+	case float64:
+		return time.Duration(d) * time.Second, nil
+	case string:
+		return humantime.Parse(d)
+	case nil:
+		return 0, errors.New(`scheduled_maintenance needs a "duration"`)
+	}
+	return 0, fmt.Errorf("duration must be seconds or a string like \"2h\", got %v", v)
+}
