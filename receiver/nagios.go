@@ -1,0 +1,366 @@
+package receiver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/flapjackgo/flapjack/schema"
+	"go.uber.org/zap"
+)
+
+// Nagios perfdata markers (the first field of every line, reference §5.3).
+const (
+	serviceMarker = "[SERVICEPERFDATA]"
+	hostMarker    = "[HOSTPERFDATA]"
+)
+
+// HostCheck is the check name given to host results ([HOSTPERFDATA] lines), as Flapjack's Nagios
+// host perfdata template writes it.
+const HostCheck = "HOST"
+
+// MaxLineBytes is the longest Nagios line accepted, newline excluded: the event limit of SPEC 4.2.
+const MaxLineBytes = schema.MaxEventBytes
+
+// DefaultReopenDelay is how long RunNagios waits after the last writer closes the FIFO before
+// opening it again (Flapjack 1.x waits 10 s).
+const DefaultReopenDelay = 10 * time.Second
+
+// nagiosMinFields is the field count of a line without the optional long output.
+const nagiosMinFields = 9
+
+// ParseNagiosLine converts one line of Nagios host or service perfdata into an event. The line
+// holds TAB-separated fields: marker, timestamp, host, service, state, execution time, latency,
+// output, perfdata and, optionally, long output. A trailing "\n" or "\r\n" is ignored.
+//
+// Mapping: host -> entity; service -> check (the literal HOST on [HOSTPERFDATA] lines, whatever
+// the template put in that field); state UP -> ok and DOWN -> critical (any case), other states
+// lower-cased and left to validation, so UNREACHABLE is refused; output -> summary;
+// perfdata -> perfdata; long output -> details, with the two-character sequence `\n` (how Nagios
+// escapes newlines in $LONGSERVICEOUTPUT$) turned into a newline; type service; time = timestamp.
+// Execution time and latency are not part of an event and are ignored. Tabs inside the long
+// output (the last field) are kept rather than taken as extra fields.
+//
+// The event is built as JSON and passed through schema.ParseEvent, so it is accepted or refused
+// exactly as the executive would. Every error is a *schema.RejectError listing all reasons.
+func ParseNagiosLine(line string) (schema.Event, error) {
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if len(line) > MaxLineBytes {
+		return schema.Event{}, rejectf("line is %d bytes, over the %d-byte limit", len(line), MaxLineBytes)
+	}
+	if !utf8.ValidString(line) {
+		// Checked here because json.Marshal would silently replace the bad bytes, while the
+		// executive refuses invalid UTF-8 (SPEC 4.2).
+		return schema.Event{}, rejectf("line is not valid UTF-8")
+	}
+	if strings.TrimSpace(line) == "" {
+		return schema.Event{}, rejectf("blank line")
+	}
+	fields := strings.SplitN(line, "\t", nagiosMinFields+1)
+	if len(fields) < nagiosMinFields {
+		return schema.Event{}, rejectf("line has %d tab-separated fields, need at least %d", len(fields), nagiosMinFields)
+	}
+	marker, timestamp, host, service, state := fields[0], fields[1], fields[2], fields[3], fields[4]
+	output, perfdata := fields[7], fields[8]
+
+	var reasons []string
+	switch marker {
+	case serviceMarker:
+	case hostMarker:
+		service = HostCheck
+	default:
+		reasons = append(reasons, fmt.Sprintf("first field %q is neither %s nor %s", truncate(marker, 40), serviceMarker, hostMarker))
+	}
+	if timestamp == "" || strings.Trim(timestamp, "0123456789") != "" {
+		reasons = append(reasons, fmt.Sprintf("timestamp %q is not a string of digits", truncate(timestamp, 40)))
+	} else if _, err := strconv.ParseInt(timestamp, 10, 64); err != nil {
+		reasons = append(reasons, fmt.Sprintf("timestamp %q is out of range", truncate(timestamp, 40)))
+	}
+	if len(reasons) > 0 {
+		return schema.Event{}, &schema.RejectError{Reasons: reasons}
+	}
+
+	switch strings.ToLower(state) {
+	case "up":
+		state = schema.StateOK
+	case "down":
+		state = schema.StateCritical
+	}
+	raw := map[string]string{
+		"type":     schema.TypeService,
+		"entity":   host,
+		"check":    service,
+		"state":    state, // schema lower-cases it and refuses what is not a service state
+		"summary":  output,
+		"perfdata": perfdata,
+		"time":     timestamp, // a digit string, as Flapjack 1.x sends it
+	}
+	if len(fields) > nagiosMinFields {
+		raw["details"] = strings.ReplaceAll(fields[nagiosMinFields], `\n`, "\n")
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return schema.Event{}, rejectf("encoding event: %v", err)
+	}
+	return schema.ParseEvent(b)
+}
+
+func rejectf(format string, args ...any) *schema.RejectError {
+	return &schema.RejectError{Reasons: []string{fmt.Sprintf(format, args...)}}
+}
+
+// NagiosOptions configures RunNagios.
+type NagiosOptions struct {
+	// FIFO is the named pipe Nagios writes host and service perfdata to
+	// (Flapjack 1.x default /var/cache/nagios3/event_stream.fifo). It must already exist.
+	FIFO string
+	// ReopenDelay is the wait between the last writer closing the FIFO and opening it again;
+	// zero means DefaultReopenDelay.
+	ReopenDelay time.Duration
+	// OnReject, if set, is called with every rejected line.
+	OnReject func(Rejection)
+}
+
+// RunNagios reads Nagios perfdata lines from the named pipe opts.FIFO until ctx ends, enqueueing
+// each valid line's event and logging, counting and reporting (OnReject) each invalid one with
+// its line number and reasons. Line numbers run on across reopens: they count lines since
+// RunNagios started.
+//
+// When every writer has closed the pipe (Nagios restarted or stopped) RunNagios waits
+// ReopenDelay and opens it again, as Flapjack 1.x does. It returns nil when ctx is cancelled,
+// also while waiting for a writer to open the pipe, and an error naming the path when the FIFO is
+// missing, is not a named pipe, or cannot be opened or read.
+//
+// An enqueue that fails is retried with capped backoff until it succeeds or ctx ends: a pipe
+// cannot be re-read, so giving up would lose the event. Meanwhile the pipe is not read and
+// Nagios' writes wait, which is the backpressure we want.
+func RunNagios(ctx context.Context, opts NagiosOptions, enq Enqueuer, log *zap.Logger) error {
+	if opts.FIFO == "" {
+		return errors.New("nagios receiver: no FIFO path given")
+	}
+	if enq == nil {
+		return errors.New("nagios receiver: no Enqueuer given")
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	log = log.With(zap.String("receiver", "nagios"), zap.String("fifo", opts.FIFO))
+	delay := opts.ReopenDelay
+	if delay <= 0 {
+		delay = DefaultReopenDelay
+	}
+	r := nagiosReader{enq: enq, log: log, onReject: opts.OnReject}
+	for {
+		// Checked before every open: the path may have been removed or replaced meanwhile.
+		if err := checkFIFO(opts.FIFO); err != nil {
+			return err
+		}
+		f, err := openFIFO(ctx, opts.FIFO)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("nagios receiver: opening FIFO %s: %w", opts.FIFO, err)
+		}
+		log.Info("FIFO opened by a writer; reading")
+		err = r.readInterruptibly(ctx, f)
+		// Closed before logging, so whoever waits for the message below knows the old read end
+		// is gone: a writer opening the pipe now waits for our reopen instead of writing into a
+		// pipe that is about to lose its reader.
+		f.Close()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("nagios receiver: reading FIFO %s: %w", opts.FIFO, err)
+		}
+		log.Info("all writers closed the FIFO; reopening after a delay",
+			zap.Duration("delay", delay), zap.Int("records", r.rep.Records),
+			zap.Int("enqueued", r.rep.Enqueued), zap.Int("rejected", r.rep.Rejected))
+		if !sleep(ctx, delay) {
+			return nil
+		}
+	}
+}
+
+// checkFIFO refuses a missing path or anything but a named pipe: reading a regular file would
+// re-enqueue its lines at every "reopen".
+func checkFIFO(path string) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("nagios receiver: FIFO %s does not exist (create it with mkfifo and point Nagios' perfdata file at it)", path)
+	}
+	if err != nil {
+		return fmt.Errorf("nagios receiver: FIFO %s: %w", path, err)
+	}
+	if st.Mode()&os.ModeNamedPipe == 0 {
+		return fmt.Errorf("nagios receiver: %s is not a named pipe (mode %s)", path, st.Mode())
+	}
+	return nil
+}
+
+// readInterruptibly reads f until EOF, or until ctx ends: a read blocked on an idle pipe is
+// woken by moving its deadline into the past (closing the file is the fallback where deadlines
+// are not supported).
+func (r *nagiosReader) readInterruptibly(ctx context.Context, f *os.File) error {
+	stop := context.AfterFunc(ctx, func() {
+		if err := f.SetReadDeadline(time.Unix(1, 0)); err != nil {
+			f.Close()
+		}
+	})
+	defer stop()
+	return r.read(ctx, f)
+}
+
+// ReadNagios reads Nagios perfdata lines from r (for example a perfdata file written in append
+// mode) until EOF or until ctx ends, as RunNagios reads each opening of its FIFO. Failed enqueues
+// are retried until ctx ends. It returns what it did; the error is a read error, nil at EOF or
+// cancellation. ctx is checked between lines: a Read blocked on r is not interrupted.
+func ReadNagios(ctx context.Context, r io.Reader, onReject func(Rejection), enq Enqueuer, log *zap.Logger) (Report, error) {
+	if enq == nil {
+		return Report{}, errors.New("nagios receiver: no Enqueuer given")
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	nr := nagiosReader{enq: enq, log: log.With(zap.String("receiver", "nagios")), onReject: onReject}
+	err := nr.read(ctx, r)
+	if ctx.Err() != nil {
+		err = nil
+	}
+	return nr.rep, err
+}
+
+// nagiosReader carries the line count and report across the openings of a FIFO.
+type nagiosReader struct {
+	enq      Enqueuer
+	log      *zap.Logger
+	onReject func(Rejection)
+	line     int
+	rep      Report
+}
+
+// read handles the lines of src until EOF (nil), cancellation (nil) or a read error.
+func (r *nagiosReader) read(ctx context.Context, src io.Reader) error {
+	br := bufio.NewReaderSize(src, MaxLineBytes+2) // room for a maximal line and its "\r\n"
+	for ctx.Err() == nil {
+		line, size, err := readLine(br)
+		switch {
+		case err == nil, errors.Is(err, io.EOF) && size > 0:
+			r.line++
+			r.rep.Records++
+			r.handle(ctx, line, size)
+		case size > 0:
+			// A read interrupted mid-line (cancellation or a read error): the rest of the line
+			// is gone, so the part we have is logged rather than parsed as if it were whole.
+			r.log.Warn("input ended in the middle of a line; discarding it",
+				zap.Int("line", r.line+1), zap.String("input", truncate(string(line), logInputBytes)))
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *nagiosReader) handle(ctx context.Context, line []byte, size int) {
+	var ev schema.Event
+	var err error
+	if size > MaxLineBytes {
+		err = rejectf("line is %d bytes, over the %d-byte limit", size, MaxLineBytes)
+	} else {
+		ev, err = ParseNagiosLine(string(line))
+	}
+	if err != nil {
+		reject(r.log, &r.rep, r.onReject, Rejection{Record: r.line, Line: r.line, Input: string(line), Reasons: reasonsOf(err)})
+		return
+	}
+	b, err := json.Marshal(ev)
+	if err != nil { // cannot happen for a validated event; refuse rather than guess
+		reject(r.log, &r.rep, r.onReject, Rejection{Record: r.line, Line: r.line, Input: string(line), Reasons: []string{"encoding event: " + err.Error()}})
+		return
+	}
+	if enqueueWithRetry(ctx, r.enq, b, r.log.With(zap.Int("line", r.line))) {
+		r.rep.Enqueued++
+	}
+}
+
+// readLine returns the next line without its line ending, and its size (line ending excluded).
+// A line longer than MaxLineBytes is read to its end but only its first MaxLineBytes bytes are
+// returned, so the caller can refuse it without holding it in memory. At EOF the last,
+// unterminated line is returned with io.EOF.
+func readLine(br *bufio.Reader) (line []byte, size int, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if line == nil {
+			line = append([]byte(nil), chunk...)
+		}
+		size += len(chunk)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil { // chunk ends with the newline
+			size--
+			if len(chunk) >= 2 && chunk[len(chunk)-2] == '\r' {
+				size--
+			}
+		}
+		if size <= MaxLineBytes {
+			line = line[:size] // a short line came in one chunk: drop its line ending
+		} else {
+			line = line[:min(len(line), MaxLineBytes)]
+		}
+		return line, size, err
+	}
+}
+
+// Backoff bounds for retrying a failed enqueue.
+const (
+	retryFirst = 100 * time.Millisecond
+	retryMax   = 5 * time.Second
+)
+
+// enqueueWithRetry hands event to enq, retrying failures until it succeeds (true) or ctx ends
+// (false; the event is then logged at error level, so it is not lost silently). The enqueue
+// itself runs without ctx's cancellation so that an event in flight at shutdown is finished.
+func enqueueWithRetry(ctx context.Context, enq Enqueuer, event []byte, log *zap.Logger) bool {
+	delay := retryFirst
+	for {
+		err := enq.Enqueue(context.WithoutCancel(ctx), event)
+		if err == nil {
+			return true
+		}
+		log.Error("enqueue failed; retrying", zap.Error(err), zap.Duration("retry_in", delay))
+		if !sleep(ctx, delay) {
+			log.Error("shutting down with an event not enqueued", zap.ByteString("event", event))
+			return false
+		}
+		delay = min(2*delay, retryMax)
+	}
+}
+
+// sleep waits d, returning false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
