@@ -18,6 +18,9 @@ func TestTimelineLeavesExactlyTheDocumentedKeys(t *testing.T) {
 	h.at(40).send(event("acknowledgement", `"summary":"on it"`, `"duration":3600`))
 	h.at(100).send(event("ok", `"summary":"fine"`))
 	want := map[string]string{
+		"stats:events:202601041000":                                          "1",
+		"stats:events:202601051000":                                          "3",
+		"stats:events:202601051001":                                          "1",
 		"all_checks":                                                         `zset[app-01.example.com:HTTP=1767607300]`,
 		"all_checks:app-01.example.com":                                      `zset[HTTP=1767607300]`,
 		"all_entity_ids_by_name":                                             `hash{app-01.example.com=c6936850-25f6-5716-8ebf-e8f1bef8947e}`,

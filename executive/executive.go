@@ -218,6 +218,10 @@ type pendingEvent struct {
 	event schema.Event
 }
 
+// perMinuteTTL keeps the per-minute event counters long enough for `flapjack status`'s
+// ten-minute window.
+const perMinuteTTL = 15 * 60
+
 // maxConflictRounds bounds re-reads when other executives keep changing the same checks.
 const maxConflictRounds = 50
 
@@ -262,7 +266,9 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 		if x.cfg.ArchiveEvents && round == 0 {
 			records = append(records, x.archiveRecord(batch.Items, now))
 		}
-		statuses, err := model.Apply(conn, x.target, records)
+		target := x.target
+		target.PerMinute, target.PerMinuteTTL = x.keys.EventsPerMinute(now), perMinuteTTL
+		statuses, err := model.Apply(conn, target, records)
 		var refused *model.WriteError
 		if errors.As(err, &refused) {
 			x.metrics.redisErrors.Inc()

@@ -112,16 +112,18 @@ type ApplyTarget struct {
 	Processing       string // processing list ("" for admin actions)
 	Counters         string // event_counters ("" for none)
 	InstanceCounters string // event_counters:HOST:PID ("" for none)
+	PerMinute        string // stats:events:<minute> ("" for none)
+	PerMinuteTTL     int64
 }
 
 // ApplyArgs builds the script arguments; exposed for pipelining several stages' writes.
 func ApplyArgs(t ApplyTarget, records []Record) []any {
-	size := 4
+	size := 6
 	for i := range records {
 		size += 4 + 2*len(records[i].Guards) + len(records[i].Ops.args)
 	}
 	args := make([]any, 0, size)
-	args = append(args, t.Processing, t.Counters, t.InstanceCounters, len(records))
+	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records))
 	for i := range records {
 		r := &records[i]
 		args = append(args, r.Item, len(r.Guards))

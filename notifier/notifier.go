@@ -25,6 +25,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/notifier/timerestriction"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -104,6 +105,9 @@ func New(o Options) *Notifier {
 	}
 	if o.Config.BatchSize <= 0 {
 		o.Config.BatchSize = 1
+	}
+	if o.TimeRestrictions == nil {
+		o.TimeRestrictions = timerestriction.NewCache(4096)
 	}
 	spec := queue.Spec{Stage: Stage, Source: o.Keys.Queue(o.Config.Queue), End: queue.Left}
 	n := &Notifier{

@@ -134,7 +134,7 @@ func (w *world) alerts(lines ...string) []schema.Alert {
 	var buf bytes.Buffer
 	_, err := replay.Run(context.Background(), replay.Options{
 		Pool: w.db.Pool, Keys: w.keys, Executive: w.xcfg, Notifier: w.ncfg,
-		TimeRestrictions: testRestrictions(), Identity: queue.Identity{Host: "replay", PID: 1}, Version: "test",
+		Identity: queue.Identity{Host: "replay", PID: 1}, Version: "test",
 	}, strings.NewReader(strings.Join(lines, "\n")), &buf)
 	if err != nil {
 		w.t.Fatalf("replay: %v", err)

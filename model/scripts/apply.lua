@@ -8,7 +8,9 @@
 -- ARGV[1] processing list ("" when records carry no item, e.g. admin actions)
 -- ARGV[2] global counters hash (event_counters) or ""
 -- ARGV[3] instance counters hash (event_counters:HOST:PID) or ""
--- ARGV[4] number of records N
+-- ARGV[4] per-minute counter (stats:events:YYYYMMDDHHMM) or ""
+-- ARGV[5] its expiry in seconds
+-- ARGV[6] number of records N
 -- Then N records: item, guard count G, G pairs (hash key, expected "revision" field value; a
 -- missing field reads as "0"), counter field ("" for none), op count M, then M ops each written
 -- as: command, argument count, arguments... Applied records increment each guard's revision.
@@ -22,10 +24,11 @@ local allowed = {
   ZADD = true, ZREM = true, RPUSH = true, LPUSH = true, LTRIM = true, SADD = true, SREM = true,
 }
 local processing = ARGV[1]
-local n = tonumber(ARGV[4])
+local n = tonumber(ARGV[6])
+local first = 7
 
 -- refuse the whole batch before writing anything if it holds a command outside the list
-local scan = 5
+local scan = first
 for i = 1, n do
   scan = scan + 2 + 2 * tonumber(ARGV[scan + 1])
   local nops = tonumber(ARGV[scan + 1])
@@ -38,7 +41,7 @@ for i = 1, n do
   end
 end
 
-local pos = 5
+local pos = first
 local status = {}
 local errors = {}
 local counts = {}
@@ -79,6 +82,10 @@ for i = 1, n do
     end
   end
   status[i] = ok
+end
+if counted > 0 and ARGV[4] ~= '' then
+  redis.call('INCRBY', ARGV[4], counted)
+  redis.call('EXPIRE', ARGV[4], ARGV[5])
 end
 if counted > 0 then
   for _, key in ipairs({ARGV[2], ARGV[3]}) do

@@ -1,0 +1,58 @@
+// Package timerestriction owns the time restrictions of notification rules: reading them from
+// the JSON stored in a rule's "time_restrictions" field and deciding whether one is active at an
+// instant. It is a pure library: no Redis, no clock; "now" is always a parameter and the contact's
+// timezone is passed in.
+//
+// # Formats
+//
+// One restriction is a JSON object. Two ways to give the recurrence are accepted (SPEC 4.9):
+//
+//   - Flapjack 1.x / ice_cube hashes: "start_time" and "end_time" (or "start_date"/"end_date",
+//     used only when the *_time key is absent), "rrules" (a list of ice_cube rule hashes),
+//     "rtimes" and "extimes". "exrules" is ignored, as Flapjack 1.x discards it (#715).
+//   - An RFC 5545 string under "rrule": RRULE, EXRULE, RDATE and EXDATE lines separated by
+//     newlines; a bare "FREQ=..." line is one RRULE. "start_time" is the DTSTART, so a DTSTART
+//     line is refused rather than guessed about.
+//
+// Giving a non-empty "rrules" together with "rrule" is an error because nothing says how the two
+// would combine; "rrules": [] (which ice_cube writes by default) next to "rrule" is accepted.
+// "rtimes" and "extimes" apply in both forms. Without any rule the restriction is the single
+// occurrence start..end (plus any rtimes/RDATEs), as in ice_cube. With rules, the start itself is
+// an occurrence only if the rules produce it (ice_cube 0.12 and rrule-go agree on this).
+//
+// # Times and timezones
+//
+// Every time written without a zone (start, end, until, rtimes, extimes, RDATE, EXDATE, UNTIL)
+// is a wall-clock time in the contact's location. A string with an explicit offset or Z, or an
+// ice_cube {"time", "zone"} object, names an instant, which is then expressed in the contact's
+// location: recurrences are always computed in the contact's location, as Flapjack 1.x did.
+// An unknown "zone" name falls back to the contact's location instead of failing.
+//
+// # Occurrence length across DST changes
+//
+// The first occurrence lasts end_time - start_time in real elapsed time. Later occurrences keep
+// the wall-clock length instead: each one ends at its start's wall-clock time plus the wall-clock
+// difference between start_time and end_time, in the contact's location. So a 09:00-17:00 window
+// is 09:00-17:00 local on both sides of a DST change, and a 22:00-06:00 night window ends at 06:00
+// local even on the night the clocks change (lasting 7 or 9 real hours). This is what people mean
+// when they write such a window; a fixed real duration would shift the end by an hour twice a year.
+// An end that would fall in the hour skipped by a spring-forward change moves past the gap.
+// Occurrence starts follow rrule-go: a start whose wall-clock time does not exist that day
+// (02:30 on a spring-forward night) becomes Go's time.Date normalisation of it.
+//
+// An occurrence o covers the instants o <= t < end(o). An extime/EXDATE removes the occurrence
+// starting exactly at that instant; a date-only EXDATE (VALUE=DATE or YYYYMMDD) removes every
+// occurrence starting on that local date, and a date-only RDATE adds one at start_time's time of
+// day. A restriction whose end equals its start is never active.
+//
+// # Performance
+//
+// Rules are re-read for every notification, so evaluation avoids rrule-go's habit of iterating
+// from DTSTART: Active restarts each rule from a point on the rule's own lattice (a whole number
+// of intervals after DTSTART, counted in wall-clock units in the contact's location, months and
+// years by the calendar) a couple of periods before the instant of interest, with every default
+// that rrule-go derives from DTSTART pinned explicitly so the restarted rule yields exactly the
+// same occurrences. COUNT is turned into the equivalent UNTIL once, at parse time. Cache
+// memoises parsing. Rules that could make rrule-go loop forever (a BYHOUR an HOURLY interval
+// never reaches) are refused, and rules that can never occur are detected once at parse time.
+package timerestriction
