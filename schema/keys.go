@@ -314,3 +314,6 @@ func ParseDropField(field string) (medium, checkID, state string, ok bool) {
 func ParseRollupDropField(field string) (string, bool) {
 	return strings.CutPrefix(field, "rollup:")
 }
+
+// RetentionLock lets one retention sweep run at a time across processes (added by us).
+func (k Keys) RetentionLock() string { return k.key("retention_lock") }

@@ -1,0 +1,237 @@
+// Package api owns flapjack's HTTP listener: Prometheus metrics, liveness and readiness, and
+// POST /events for producers that cannot LPUSH. It binds loopback by default and refuses to
+// listen elsewhere without a bearer token for its write endpoints.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Options configure the listener.
+type Options struct {
+	Addr        string
+	Token       string // bearer token for write endpoints; required off loopback
+	MaxBody     int64
+	Pool        *redis.Pool
+	Keys        schema.Keys
+	EventsQueue string // events list name
+	Gatherer    prometheus.Gatherer
+	// Ready reports whether the process's stages are running (nil: always).
+	Ready func() error
+	Log   *zap.Logger
+	// EventsEnabled mounts POST /events (metrics-only listeners of single stages leave it off).
+	EventsEnabled bool
+}
+
+// Validate checks the address and the token rule.
+func (o Options) Validate() error {
+	host, _, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return fmt.Errorf("http.addr %q: %w", o.Addr, err)
+	}
+	if !isLoopback(host) && o.Token == "" && o.EventsEnabled {
+		return fmt.Errorf("http.addr %q is not a loopback address: set http.token so POST /events is not open to anyone who can reach it", o.Addr)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Handler builds the routes.
+func Handler(o Options) http.Handler {
+	if o.MaxBody <= 0 {
+		o.MaxBody = 1 << 20
+	}
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	mux := http.NewServeMux()
+	if o.Gatherer != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(o.Log)}))
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /readyz", o.readyz)
+	if o.EventsEnabled {
+		mux.Handle("POST /events", o.authorised(http.HandlerFunc(o.postEvents)))
+	}
+	return mux
+}
+
+// Serve listens until ctx ends, then shuts down gracefully.
+func Serve(ctx context.Context, o Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on http.addr %s: %w", o.Addr, err)
+	}
+	srv := &http.Server{Handler: Handler(o), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10}
+	o.Log.Info("HTTP listening", zap.String("addr", ln.Addr().String()), zap.Bool("events", o.EventsEnabled),
+		zap.Bool("token", o.Token != ""))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shut)
+	}
+}
+
+func (o Options) readyz(w http.ResponseWriter, r *http.Request) {
+	var problems []string
+	if o.Pool != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := ping(ctx, o.Pool); err != nil {
+			problems = append(problems, "redis: "+err.Error())
+		}
+	}
+	if o.Ready != nil {
+		if err := o.Ready(); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if len(problems) > 0 {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "not ready: "+strings.Join(problems, "; ")+"\n")
+		return
+	}
+	io.WriteString(w, "ready\n")
+}
+
+func ping(ctx context.Context, pool *redis.Pool) error {
+	conn, err := pool.GetContext(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_, err = redis.DoContext(conn, ctx, "PING")
+	return err
+}
+
+func (o Options) authorised(next http.Handler) http.Handler {
+	if o.Token == "" {
+		return next
+	}
+	want := []byte("Bearer " + o.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="flapjack"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "missing or wrong bearer token"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// eventError is one invalid event of a request.
+type eventError struct {
+	Index   int      `json:"index"`
+	Reasons []string `json:"reasons"`
+}
+
+// postEvents accepts one event or an array; all are validated first and queued only if every
+// one is valid, so a client can fix and resend the whole request.
+func (o Options) postEvents(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, o.MaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": fmt.Sprintf("body over %d bytes", o.MaxBody)})
+		return
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "read body: " + err.Error()})
+		return
+	}
+	raws, err := splitEvents(body)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		return
+	}
+	var problems []eventError
+	payloads := make([]any, 0, len(raws)+1)
+	payloads = append(payloads, o.Keys.Queue(o.EventsQueue))
+	for i, raw := range raws {
+		ev, err := schema.ParseEvent(raw)
+		if err != nil {
+			var rej *schema.RejectError
+			reasons := []string{err.Error()}
+			if errors.As(err, &rej) {
+				reasons = rej.Reasons
+			}
+			problems = append(problems, eventError{Index: i, Reasons: reasons})
+			continue
+		}
+		normalised, _ := ev.MarshalJSON()
+		payloads = append(payloads, normalised)
+	}
+	if len(problems) > 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid events; none were queued", "errors": problems})
+		return
+	}
+	if len(raws) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "no events in the request"})
+		return
+	}
+	conn, err := o.Pool.GetContext(r.Context())
+	if err == nil {
+		defer conn.Close()
+		_, err = conn.Do("LPUSH", payloads...)
+	}
+	if err != nil {
+		o.Log.Error("POST /events could not queue events", zap.Error(err))
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "could not queue events: Redis unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"queued": len(raws)})
+}
+
+// splitEvents returns the raw events of a body holding one object or an array of them.
+func splitEvents(body []byte) ([]json.RawMessage, error) {
+	trimmed := strings.TrimSpace(string(body))
+	switch {
+	case strings.HasPrefix(trimmed, "["):
+		var list []json.RawMessage
+		if err := json.Unmarshal([]byte(trimmed), &list); err != nil {
+			return nil, fmt.Errorf("body is not a JSON array of events: %w", err)
+		}
+		return list, nil
+	case strings.HasPrefix(trimmed, "{"):
+		return []json.RawMessage{json.RawMessage(trimmed)}, nil
+	}
+	return nil, errors.New("body must be a JSON event object or an array of them")
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

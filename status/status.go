@@ -1,0 +1,220 @@
+// Package status owns the answer to "is it healthy?": the live instances of every stage with
+// their heartbeat age, the depth of every queue, processing list and dead-letter list, events
+// per minute, and how many checks are failing and acknowledged. `flapjack status` prints it and
+// the Prometheus collector exports it at scrape time.
+package status
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Stages whose instances are listed.
+var Stages = []string{"executive", "notifier", "jabber_gateway", "pagerduty_gateway", "log_gateway"}
+
+// Instance is one running (or dead) stage instance.
+type Instance struct {
+	Stage        string `json:"stage"`
+	ID           string `json:"id"`
+	Version      string `json:"version"`
+	BootTime     int64  `json:"boot_time"`
+	Heartbeat    int64  `json:"heartbeat"`
+	HeartbeatAge int64  `json:"heartbeat_age_seconds"`
+	Processed    int64  `json:"processed"`
+	Processing   int64  `json:"processing"`
+	Stale        bool   `json:"stale"`
+}
+
+// Queue is one list's depth.
+type Queue struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"` // queue, processing, failed, rejected
+	Depth int64  `json:"depth"`
+}
+
+// Snapshot is the system's state at one instant.
+type Snapshot struct {
+	Time            int64      `json:"time"`
+	Instances       []Instance `json:"instances"`
+	Queues          []Queue    `json:"queues"`
+	EventsPerMinute []int64    `json:"events_per_minute"` // oldest first, the last 10 minutes
+	Failing         int64      `json:"failing_checks"`
+	Acknowledged    int64      `json:"acknowledged_checks"`
+	InMaintenance   int64      `json:"failing_checks_in_scheduled_maintenance"`
+	FailingCounted  bool       `json:"failing_detail_complete"`
+}
+
+// Options say which queues exist.
+type Options struct {
+	Queues     []string // every queue name: events, notifications, media queues
+	StaleAfter time.Duration
+	// MaxFailingDetail bounds how many failing checks are inspected for acknowledgement and
+	// maintenance (reading facts costs a few commands per check).
+	MaxFailingDetail int
+}
+
+// Read takes a snapshot at now.
+func Read(conn redis.Conn, keys schema.Keys, o Options, now time.Time) (Snapshot, error) {
+	s := Snapshot{Time: now.Unix()}
+	if err := readInstances(conn, keys, o, now, &s); err != nil {
+		return s, err
+	}
+	if err := readQueues(conn, keys, o, &s); err != nil {
+		return s, err
+	}
+	if err := readRates(conn, keys, now, &s); err != nil {
+		return s, err
+	}
+	if err := readFailing(conn, keys, o, now, &s); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func readInstances(conn redis.Conn, keys schema.Keys, o Options, now time.Time, s *Snapshot) error {
+	stale := o.StaleAfter
+	if stale <= 0 {
+		stale = 15 * time.Second
+	}
+	for _, stage := range Stages {
+		ids, err := redis.Strings(conn.Do("SMEMBERS", keys.Instances(stage)))
+		if err != nil {
+			return fmt.Errorf("list %s instances: %w", stage, err)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			conn.Send("HGETALL", keys.Instance(stage, id))
+			conn.Send("LLEN", keys.Processing(stage, id))
+		}
+		if err := conn.Flush(); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			rec, err := redis.StringMap(conn.Receive())
+			if err != nil {
+				return fmt.Errorf("read instance %s: %w", id, err)
+			}
+			processing, err := redis.Int64(conn.Receive())
+			if err != nil {
+				return fmt.Errorf("read processing list of %s: %w", id, err)
+			}
+			in := Instance{Stage: stage, ID: id, Version: rec["version"], Processing: processing,
+				BootTime: atoi(rec["boot_time"]), Heartbeat: atoi(rec["heartbeat"]), Processed: atoi(rec["processed"])}
+			in.HeartbeatAge = now.Unix() - in.Heartbeat
+			in.Stale = len(rec) == 0 || time.Duration(in.HeartbeatAge)*time.Second > stale
+			s.Instances = append(s.Instances, in)
+			s.Queues = append(s.Queues, Queue{Name: keys.Processing(stage, id), Kind: "processing", Depth: processing})
+		}
+	}
+	return nil
+}
+
+func readQueues(conn redis.Conn, keys schema.Keys, o Options, s *Snapshot) error {
+	var names []Queue
+	for _, q := range o.Queues {
+		names = append(names, Queue{Name: keys.Queue(q), Kind: "queue"}, Queue{Name: keys.FailedQueue(q), Kind: "failed"})
+	}
+	for _, q := range names {
+		conn.Send("LLEN", q.Name)
+	}
+	if err := conn.Flush(); err != nil {
+		return err
+	}
+	for _, q := range names {
+		n, err := redis.Int64(conn.Receive())
+		if err != nil {
+			return fmt.Errorf("depth of %s: %w", q.Name, err)
+		}
+		if q.Kind == "failed" && n == 0 {
+			continue
+		}
+		q.Depth = n
+		s.Queues = append(s.Queues, q)
+	}
+	return nil
+}
+
+func readRates(conn redis.Conn, keys schema.Keys, now time.Time, s *Snapshot) error {
+	args := make([]any, 0, 10)
+	for i := 9; i >= 0; i-- {
+		args = append(args, keys.EventsPerMinute(now.Add(-time.Duration(i)*time.Minute)))
+	}
+	v, err := redis.Strings(conn.Do("MGET", args...))
+	if err != nil {
+		return fmt.Errorf("read event rates: %w", err)
+	}
+	for _, x := range v {
+		s.EventsPerMinute = append(s.EventsPerMinute, atoi(x))
+	}
+	return nil
+}
+
+func readFailing(conn redis.Conn, keys schema.Keys, o Options, now time.Time, s *Snapshot) error {
+	n, err := redis.Int64(conn.Do("ZCARD", keys.FailedChecks()))
+	if err != nil {
+		return fmt.Errorf("count failing checks: %w", err)
+	}
+	s.Failing = n
+	limit := o.MaxFailingDetail
+	if limit <= 0 {
+		limit = 10000
+	}
+	ids, err := redis.Strings(conn.Do("ZRANGE", keys.FailedChecks(), 0, limit-1))
+	if err != nil {
+		return fmt.Errorf("list failing checks: %w", err)
+	}
+	s.FailingCounted = int64(len(ids)) == n
+	for start := 0; start < len(ids); start += 500 {
+		var reqs []model.FactsRequest
+		for _, id := range ids[start:min(start+500, len(ids))] {
+			if e, c, ok := schema.SplitCheckID(id); ok {
+				reqs = append(reqs, model.FactsRequest{Entity: e, Check: c, Mode: model.ModeEventOK})
+			}
+		}
+		facts, err := model.ReadFacts(conn, keys, now, reqs)
+		if err != nil {
+			return err
+		}
+		for _, f := range facts {
+			if f.UnscheduledMaintenance.Covers(now.Unix()) {
+				s.Acknowledged++
+			}
+			if f.ScheduledMaintenance.Covers(now.Unix()) {
+				s.InMaintenance++
+			}
+		}
+	}
+	return nil
+}
+
+func atoi(s string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	return n
+}
+
+// Problems lists what makes the system unhealthy: stale instances, and queues deeper than
+// maxDepth (0 = no depth check). `flapjack status` exits non-zero when there are any.
+func (s Snapshot) Problems(maxDepth int64) []string {
+	var out []string
+	for _, in := range s.Instances {
+		if in.Stale {
+			out = append(out, fmt.Sprintf("%s %s is stale: last heartbeat %ds ago", in.Stage, in.ID, in.HeartbeatAge))
+		}
+	}
+	if maxDepth > 0 {
+		for _, q := range s.Queues {
+			if q.Kind == "queue" && q.Depth > maxDepth {
+				out = append(out, fmt.Sprintf("queue %s holds %d items (threshold %d)", q.Name, q.Depth, maxDepth))
+			}
+		}
+	}
+	return out
+}
