@@ -1,0 +1,80 @@
+package status
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+func TestSnapshot(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	now := time.Unix(1_800_000_000, 0)
+	clk := clock.NewFake(now.Add(-time.Minute))
+	spec := queue.Spec{Stage: "executive", Source: k.Events(), End: queue.Right}
+	dead := &queue.Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: queue.Identity{Host: "old", PID: 1}, Clock: clk, Log: zap.NewNop()}
+	if err := dead.Register(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(now)
+	live := &queue.Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: queue.Identity{Host: "new", PID: 2}, Clock: clk, Log: zap.NewNop()}
+	if err := live.Register(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db.Do(t, "LPUSH", k.Processing("executive", "old:1"), "e1", "e2")
+	db.Do(t, "LPUSH", k.Events(), "a", "b", "c")
+	db.Do(t, "RPUSH", k.FailedQueue("jabber_notifications"), "x")
+	db.Do(t, "SET", k.EventsPerMinute(now), 42)
+	db.Do(t, "SET", k.EventsPerMinute(now.Add(-9*time.Minute)), 7)
+	db.Do(t, "ZADD", k.FailedChecks(), 1, "web:HTTP", 1, "db:MySQL")
+	db.Do(t, "ZADD", k.Maintenances(schema.Unscheduled, "web:HTTP"), 3600, now.Unix()-60)
+	db.Do(t, "ZADD", k.SortedMaintenanceTimestamps(schema.Unscheduled, "web:HTTP"), now.Unix()-60, now.Unix()-60)
+
+	conn := db.Pool.Get()
+	defer conn.Close()
+	s, err := Read(conn, k, Options{Queues: []string{"events", "notifications", "jabber_notifications"}, StaleAfter: 15 * time.Second}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Instances) != 2 || !s.Instances[1].Stale || s.Instances[0].Stale || s.Instances[1].Processing != 2 {
+		t.Fatalf("instances %+v", s.Instances)
+	}
+	depth := map[string]int64{}
+	for _, q := range s.Queues {
+		depth[q.Kind+" "+q.Name] = q.Depth
+	}
+	if depth["queue events"] != 3 || depth["failed jabber_notifications_failed"] != 1 || depth["processing executive_processing:old:1"] != 2 {
+		t.Fatalf("queues %v", depth)
+	}
+	if s.EventsPerMinute[9] != 42 || s.EventsPerMinute[0] != 7 {
+		t.Fatalf("rates %v", s.EventsPerMinute)
+	}
+	if s.Failing != 2 || s.Acknowledged != 1 {
+		t.Fatalf("failing %d acknowledged %d", s.Failing, s.Acknowledged)
+	}
+	problems := s.Problems(2)
+	if len(problems) != 2 || !strings.Contains(problems[0], "old:1 is stale") || !strings.Contains(problems[1], "events holds 3") {
+		t.Fatalf("problems %v", problems)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&Collector{Pool: db.Pool, Keys: k, Options: Options{Queues: []string{"events"}}, Clock: clk, Log: zap.NewNop()})
+	problemsLint, err := testutil.GatherAndLint(reg)
+	if err != nil || len(problemsLint) > 0 {
+		t.Fatalf("metric lint: %v %v", problemsLint, err)
+	}
+	if n, err := testutil.GatherAndCount(reg, "flapjack_queue_depth"); err != nil || n == 0 {
+		t.Fatalf("queue depth series: %d %v", n, err)
+	}
+}
