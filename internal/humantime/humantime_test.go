@@ -67,3 +67,17 @@ func TestWords(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: no input crashes Parse or yields a negative duration, and Words never panics.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"90", "90s", "15 minutes", "an hour and 30 minutes", "1.5 hours", "100 years", "2h", "-", "1e400 days"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := Parse(s)
+		if err == nil && d < 0 {
+			t.Fatalf("Parse(%q) = %v", s, d)
+		}
+		_ = Words(d)
+	})
+}

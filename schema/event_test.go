@@ -1,0 +1,75 @@
+package schema
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestParseEventNormalises(t *testing.T) {
+	t.Parallel()
+	e, err := ParseEvent([]byte(`{"entity":" Web-01.Example.COM ","check":"HTTP Port 80","type":"SERVICE","state":"Critical",
+		"time":"1767607200","summary":"  down  ","details":"","tags":["a"],"duration":60,"initial_failure_delay":"5","acknowledgement_id":7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Entity != "web-01.example.com" || e.Check != "HTTP Port 80" || e.Type != "service" || e.State != "critical" ||
+		!e.HasTime || e.Time != 1767607200 || e.Summary != "down" || e.Details != "" || e.Duration != 60 ||
+		e.InitialFailureDelay != 5 || e.HasRepeatDelay || e.AcknowledgementID != "7" || e.ID() != "web-01.example.com:HTTP Port 80" {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestTagSet(t *testing.T) {
+	t.Parallel()
+	e := Event{Entity: "foo-app-01.example.com", Check: "Disk / Util", Tags: []string{"prod", "disk"}}
+	if got := strings.Join(TagSet(&e, []string{"team-a", "prod"}), ","); got != "prod,disk,team-a,foo-app-01,example.com,/,util" {
+		t.Fatalf("tags %s", got)
+	}
+}
+
+func TestSplitCheckID(t *testing.T) {
+	t.Parallel()
+	e, c, ok := SplitCheckID("web-01:HTTP: port 80")
+	if !ok || e != "web-01" || c != "HTTP: port 80" {
+		t.Fatalf("%q %q %v", e, c, ok)
+	}
+	for _, bad := range []string{"", ":x", "x:", "nocolon"} {
+		if _, _, ok := SplitCheckID(bad); ok {
+			t.Errorf("%q split", bad)
+		}
+	}
+}
+
+// FuzzParseEvent: no input crashes the parser, and whatever it accepts re-encodes to an event
+// it accepts again, unchanged.
+func FuzzParseEvent(f *testing.F) {
+	for _, seed := range []string{
+		`{"entity":"a","check":"b","type":"service","state":"ok"}`,
+		`{"entity":"a","check":"b","type":"action","state":"acknowledgement","duration":"60","summary":"x"}`,
+		`{"entity":"a","check":"b c:d","type":"service","state":"critical","time":1,"tags":["x","y"],"perfdata":"t=1s;;;0"}`,
+		`[1,2]`, `42`, `null`, `{"entity":5}`, "{\"entity\":\"\xff\"}", `{"entity":"a","check":"b","type":"service","state":"ok","x":1}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		e, err := ParseEvent(raw)
+		if err != nil {
+			if _, ok := err.(*RejectError); !ok {
+				t.Fatalf("error of type %T", err)
+			}
+			return
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := ParseEvent(b)
+		if err != nil {
+			t.Fatalf("accepted %q but not its re-encoding %s: %v", raw, b, err)
+		}
+		if again.ID() != e.ID() || again.State != e.State || again.Summary != e.Summary || again.Time != e.Time {
+			t.Fatalf("re-encoding changed the event: %+v vs %+v", e, again)
+		}
+	})
+}
