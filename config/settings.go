@@ -61,6 +61,7 @@ var Settings = []Setting{
 	{Key: "log.format", Default: "console", Usage: "log format: console or json"},
 
 	{Key: "redis.url", Default: "", Usage: "Redis URL: redis://[user:password@]host:port/db, rediss:// for TLS, unix:///path?db=N. Empty: redis://127.0.0.1:6379/0, and `server` falls back to an embedded Redis when nothing answers there", Secret: true},
+	{Key: "redis.embedded", Default: "auto", Usage: "embedded Redis for `server`: auto (only when redis.url and Sentinel are unset and nothing answers at 127.0.0.1:6379), never, or always (demos, tests)"},
 	{Key: "redis.key_prefix", Default: "", Usage: "prefix for every key (empty = Flapjack-compatible layout); lets installations share a Redis"},
 	{Key: "redis.sentinel.addrs", Kind: List, Usage: "Sentinel addresses host:port; when set the master is found through them"},
 	{Key: "redis.sentinel.master", Default: "", Usage: "Sentinel master name"},

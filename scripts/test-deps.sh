@@ -1,11 +1,13 @@
 #!/bin/sh
-# Installs the real peers the tests talk to (redis-server; prosody for the Jabber tests) when
-# they are missing. Needs root for apt-get; otherwise prints the exact command and fails, so a
+# Installs the real peers the tests talk to when they are missing: redis-server (Sentinel runs
+# from the same binary), prosody for the Jabber tests, promtool (package prometheus) for the
+# metrics lint. Needs root for apt-get; otherwise prints the exact command and fails, so a
 # test run never silently skips the integration tests.
 set -eu
 missing=""
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 command -v prosody >/dev/null 2>&1 || missing="$missing prosody"
+command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "installing test dependencies:$missing"
