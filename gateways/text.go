@@ -41,32 +41,54 @@ func capitalise(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// AlertText is the one-line text of an alert shared by the text media: for a check alert
-// `<Type>: "<check>" on <entity>[ is <State>][ has been acknowledged, ...][, <summary>]`, for a
-// rollup `<Type in words>: <rollup summary> (<detail>)`. Jabber adds its ACKID hint itself.
-func AlertText(a schema.Alert) string {
+// AlertText is the one-line text of an alert shared by the text media (reference §4.1, §4.4):
+//
+//	Problem: <hint>ACKID 8f4a2b1c, "HTTP" on app-01 is Critical, HTTP 500
+//	Recovery: "HTTP" on app-01 is OK, HTTP 200
+//	Acknowledgement: "HTTP" on app-01 has been acknowledged, unscheduled maintenance created for 2 hours, ada: fixing it
+//	Test: "test" on app-01, Testing notifications ...
+//	Problem summary: Critical: 2, Warning: 1 (Critical: a:x, b:y; Warning: c:z)
+//
+// ackHint, when not empty, is how a reader addresses the acknowledging bot ("flapjack: "): the
+// ACKID hint is then added to failing alerts that carry a hash.
+func AlertText(a schema.Alert, ackHint string) string {
 	if a.Rollup != nil && *a.Rollup != "" {
-		return fmt.Sprintf("%s: %s (%s)", TypeWords(a), RollupSummary(a), RollupDetail(a, 10))
+		return fmt.Sprintf("%s: %s (%s)", TypeWords(a), RollupSummary(a), RollupDetail(a, rollupIDsPerState))
 	}
 	entity, check := a.EntityCheck()
+	if entity == "" {
+		check = a.EventID // not ENTITY:CHECK: show the id whole rather than nothing
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %q on %s", TypeWords(a), check, entity)
+	b.WriteString(TypeWords(a) + ": ")
+	ackOrTest := a.NotificationType == schema.NotificationAcknowledgement || a.NotificationType == schema.NotificationTest
+	if hash := schema.Deref(a.EventHash); ackHint != "" && !ackOrTest && a.State != schema.StateOK && hash != "" {
+		b.WriteString(ackHint + "ACKID " + hash + ", ")
+	}
+	b.WriteString(`"` + check + `"`)
+	if entity != "" {
+		b.WriteString(" on " + entity)
+	}
 	switch a.NotificationType {
 	case schema.NotificationAcknowledgement:
 		d := 4 * time.Hour
-		if a.Duration != nil {
+		if a.Duration != nil && *a.Duration > 0 {
 			d = time.Duration(*a.Duration) * time.Second
 		}
-		fmt.Fprintf(&b, " has been acknowledged, unscheduled maintenance created for %s", humantime.Words(d))
+		b.WriteString(" has been acknowledged, unscheduled maintenance created for " + humantime.Words(d))
 	case schema.NotificationTest:
 	default:
-		fmt.Fprintf(&b, " is %s", StateWords(a.State))
+		b.WriteString(" is " + StateWords(a.State))
 	}
-	if s := schema.Deref(a.Summary); s != "" {
+	if s := strings.TrimSpace(schema.Deref(a.Summary)); s != "" {
 		b.WriteString(", " + s)
 	}
 	return b.String()
 }
+
+// rollupIDsPerState is how many check ids per state a rollup text lists (reference §3.8: 10 for
+// Jabber and the other chat-like media).
+const rollupIDsPerState = 10
 
 var rollupStates = []string{schema.StateCritical, schema.StateWarning, schema.StateUnknown}
 

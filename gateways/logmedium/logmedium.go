@@ -23,7 +23,7 @@ type Sender struct {
 func (s *Sender) Send(_ context.Context, a schema.Alert) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, err := fmt.Fprintf(s.W, "ALERT %s [contact=%s address=%s id=%s]\n", gateways.AlertText(a), a.ContactID, a.Address, a.ID)
+	_, err := fmt.Fprintf(s.W, "ALERT %s [contact=%s address=%s id=%s]\n", gateways.AlertText(a, ""), a.ContactID, a.Address, a.ID)
 	if err != nil {
 		return gateways.Retryable(fmt.Errorf("write alert: %w", err), 0)
 	}
