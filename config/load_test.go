@@ -102,32 +102,3 @@ func TestNames(t *testing.T) {
 		seen[s.Flag()] = true
 	}
 }
-
-// TestExampleFileDocumentsEverySetting keeps etc/flapjack.yaml.example in step with Settings:
-// it loads, names every setting, and shows each default.
-func TestExampleFileDocumentsEverySetting(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join("..", "etc", "flapjack.yaml.example")
-	v, err := Load(path, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := os.ReadFile(path)
-	for _, s := range Settings {
-		if v.Origin(s.Key) != path {
-			t.Errorf("%s is not in the example file", s.Key)
-			continue
-		}
-		leaf := s.Key[strings.LastIndex(s.Key, ".")+1:] + ":"
-		if !strings.Contains(string(body), leaf) {
-			t.Errorf("%s missing", s.Key)
-		}
-		if s.Kind == List {
-			if len(v.List(s.Key)) != 0 {
-				t.Errorf("%s: example shows %v, default is empty", s.Key, v.List(s.Key))
-			}
-		} else if v.String(s.Key) != s.Default {
-			t.Errorf("%s: example shows %q, default is %q", s.Key, v.String(s.Key), s.Default)
-		}
-	}
-}

@@ -26,7 +26,7 @@ func settingsTable() string {
 }
 
 // TestReadmeDocumentsEverySetting keeps README's table equal to Settings. Run with
-// FLAPJACK_UPDATE_README=1 to rewrite it.
+// FLAPJACK_UPDATE_DOCS=1 to rewrite it.
 func TestReadmeDocumentsEverySetting(t *testing.T) {
 	path := filepath.Join("..", "README.md")
 	body, err := os.ReadFile(path)
@@ -43,12 +43,12 @@ func TestReadmeDocumentsEverySetting(t *testing.T) {
 	if got == want {
 		return
 	}
-	if os.Getenv("FLAPJACK_UPDATE_README") != "" {
+	if os.Getenv("FLAPJACK_UPDATE_DOCS") != "" {
 		updated := string(body[:i+len(begin)]) + want + string(body[j:])
 		if err := os.WriteFile(path, []byte(updated), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	t.Fatal("README's settings table is out of date: run FLAPJACK_UPDATE_README=1 go test ./config")
+	t.Fatal("README's settings table is out of date: run FLAPJACK_UPDATE_DOCS=1 go test ./config")
 }
