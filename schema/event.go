@@ -118,6 +118,14 @@ func ParseEvent(raw []byte) (Event, error) {
 	if !utf8.Valid(raw) {
 		return Event{}, &RejectError{Reasons: []string{"event is not valid UTF-8"}}
 	}
+	if e, ok := parseFast(raw); ok {
+		return e, nil
+	}
+	return parseFull(raw)
+}
+
+// parseFull is the reflective parser: slower, but it finds and words every problem.
+func parseFull(raw []byte) (Event, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return Event{}, &RejectError{Reasons: []string{"event must be a JSON object"}}

@@ -2,8 +2,10 @@ package schema
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParseEventNormalises(t *testing.T) {
@@ -49,10 +51,21 @@ func FuzzParseEvent(f *testing.F) {
 		`{"entity":"a","check":"b","type":"action","state":"acknowledgement","duration":"60","summary":"x"}`,
 		`{"entity":"a","check":"b c:d","type":"service","state":"critical","time":1,"tags":["x","y"],"perfdata":"t=1s;;;0"}`,
 		`[1,2]`, `42`, `null`, `{"entity":5}`, "{\"entity\":\"\xff\"}", `{"entity":"a","check":"b","type":"service","state":"ok","x":1}`,
+		`{"entity":"a","check":"b","type":"service","state":"ok","time":0012}`, `{"entity":"a","check":"b\"\n\t","type":"service","state":"ok","tags":[]}`,
+		`{"entity":"a","check":"b","type":"service","state":"ok","entity":"c"}`, `{"entity":"a","check":"b","type":"service","state":"ok","summary":"\u00e9"}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		if fast, ok := parseFast(raw); ok && utf8.Valid(raw) && len(raw) <= MaxEventBytes {
+			full, err := parseFull(raw)
+			if err != nil {
+				t.Fatalf("fast path accepted %q, full parser refuses: %v", raw, err)
+			}
+			if !reflect.DeepEqual(fast, full) {
+				t.Fatalf("fast and full parsers disagree on %q:\n%+v\n%+v", raw, fast, full)
+			}
+		}
 		e, err := ParseEvent(raw)
 		if err != nil {
 			if _, ok := err.(*RejectError); !ok {
@@ -72,4 +85,15 @@ func FuzzParseEvent(f *testing.F) {
 			t.Fatalf("re-encoding changed the event: %+v vs %+v", e, again)
 		}
 	})
+}
+
+func BenchmarkParseEvent(b *testing.B) {
+	raw := []byte(`{"entity":"app-01.example.com","check":"HTTP Port 80","type":"service","state":"critical","time":1767607200,"summary":"HTTP CRITICAL: 500 Internal Server Error","perfdata":"time=0.48s;;;0 size=1024B;;;0","tags":["prod","web"]}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, err := ParseEvent(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
