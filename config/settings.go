@@ -138,6 +138,9 @@ var Settings = []Setting{
 	{Key: "gateways.pagerduty.timeout", Kind: Duration, Default: "10s", Usage: "HTTP request timeout"},
 	{Key: "gateways.pagerduty.ack_poll_interval", Kind: Duration, Default: "10s", Usage: "how often acknowledgements made in PagerDuty are looked for (0 = never)"},
 	{Key: "gateways.pagerduty.ack_duration", Kind: Duration, Default: "4h", Usage: "length of an acknowledgement made in PagerDuty"},
+	{Key: "gateways.pagerduty.ack_lock_ttl", Kind: Duration, Default: "1h", Usage: "longest a poll run may hold the lock (sem_pagerduty_acks_running) that keeps pollers of all instances from overlapping"},
+	{Key: "gateways.pagerduty.since_window", Kind: Duration, Default: "7 days", Usage: "how far back acknowledged incidents are looked for"},
+	{Key: "gateways.pagerduty.use_v1_events", Kind: Bool, Default: "false", Usage: "send alerts to the old v1 generic events API (service keys of old accounts) instead of Events API v2"},
 
 	{Key: "gateways.retry.max_attempts", Kind: Int, Default: "6", Usage: "delivery attempts before an alert is dead-lettered to <medium>_notifications_failed"},
 	{Key: "gateways.retry.first_backoff", Kind: Duration, Default: "1s", Usage: "wait after the first failed attempt (doubles each time)"},

@@ -178,7 +178,10 @@ func (g *Gateway) deliver(ctx context.Context, raw string) error {
 	started := time.Now()
 	alert, err := schema.ParseAlert([]byte(raw))
 	if err != nil {
-		g.log.Error("alert rejected", zap.Error(err), zap.String("alert", truncate(raw, 300)))
+		// Not the raw alert: its address may be a secret (a PagerDuty routing key). The failed
+		// list keeps it for inspection.
+		g.log.Error("alert rejected; kept in the failed list", zap.Error(err), zap.Int("bytes", len(raw)),
+			zap.String("failed_list", g.failed))
 		return g.finish(ctx, raw, "invalid", g.failureRecord(raw, err, 0))
 	}
 	var last error
@@ -267,13 +270,6 @@ func (g *Gateway) finish(ctx context.Context, raw, result, failedRecord string) 
 		}
 		g.sleep(context.WithoutCancel(ctx), delay)
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // Metrics are the gateways' Prometheus metrics, labelled by medium.

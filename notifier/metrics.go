@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/flapjackgo/flapjack/schema"
 )
 
 // Metrics are the notifier's Prometheus metrics (nil registerer: not exported).
@@ -23,7 +25,7 @@ type Metrics struct {
 // NewMetrics creates the notifier metrics on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	f := promauto.With(reg)
-	return &Metrics{
+	m := &Metrics{
 		notifications: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "flapjack_notifier_notifications_total",
 			Help: "Notifications routed by the notifier, by type and result (routed, no_contacts, invalid, marker).",
@@ -55,6 +57,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			ConstLabels: prometheus.Labels{"stage": Stage},
 		}),
 	}
+	for _, t := range []string{schema.NotificationProblem, schema.NotificationRecovery, schema.NotificationAcknowledgement, schema.NotificationTest} {
+		for _, r := range []string{"routed", "no_contacts"} {
+			m.notifications.WithLabelValues(t, r)
+		}
+	}
+	m.notifications.WithLabelValues("invalid", "invalid")
+	return m
 }
 
 func (m *Metrics) instanceStats() map[string]int64 {

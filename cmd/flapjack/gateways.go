@@ -6,6 +6,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/gateways/jabber"
+	"github.com/flapjackgo/flapjack/gateways/pagerduty"
 )
 
 // jabberConfig builds gateways.jabber.*.
@@ -41,4 +42,37 @@ func (rt *runtime) jabberStages(m *gateways.Metrics) ([]stage, error) {
 	return []stage{{"jabber connection", bot.Run}, {"jabber gateway", delivery.Run}}, nil
 }
 
-var _ = prometheus.NewRegistry
+// pagerdutyConfig builds gateways.pagerduty.*.
+func (rt *runtime) pagerdutyConfig() pagerduty.Config {
+	v := rt.values
+	return pagerduty.Config{
+		EventsBaseURL: v.String("gateways.pagerduty.events_base_url"), APIBaseURL: v.String("gateways.pagerduty.api_base_url"),
+		V1APIURLTemplate: v.String("gateways.pagerduty.v1_api_url_template"), UseV1Events: v.Bool("gateways.pagerduty.use_v1_events"),
+		Timeout: v.Duration("gateways.pagerduty.timeout"), AckPollInterval: v.Duration("gateways.pagerduty.ack_poll_interval"),
+		AckLockTTL: v.Duration("gateways.pagerduty.ack_lock_ttl"), SinceWindow: v.Duration("gateways.pagerduty.since_window"),
+		AckDuration: v.Duration("gateways.pagerduty.ack_duration"),
+	}
+}
+
+// pagerdutyStages: delivery to the Events API, and the acknowledgement poller (one run at a
+// time across all instances).
+func (rt *runtime) pagerdutyStages(m *gateways.Metrics, reg prometheus.Registerer) ([]stage, error) {
+	cfg := rt.pagerdutyConfig()
+	if err := rt.checkSettings(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, cli.Exit(err.Error(), 2)
+	}
+	sender, err := pagerduty.NewSender(pagerduty.SenderOptions{Config: cfg, Log: rt.log})
+	if err != nil {
+		return nil, cli.Exit(err.Error(), 2)
+	}
+	poller, err := pagerduty.NewAckPoller(pagerduty.AckPollerOptions{Config: cfg, Pool: rt.pool, Keys: rt.keys,
+		EventsQueue: rt.values.String("executive.queue"), Clock: rt.clock, Log: rt.log, Metrics: pagerduty.NewMetrics(reg)})
+	if err != nil {
+		return nil, cli.Exit(err.Error(), 2)
+	}
+	delivery := gateways.New(rt.gatewayOptions("pagerduty", m), sender)
+	return []stage{{"pagerduty gateway", delivery.Run}, {"pagerduty acknowledgement poller", poller.Run}}, nil
+}

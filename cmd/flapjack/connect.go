@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/redisconn"
+)
+
+// defaultRedisURL is used when redis.url is empty.
+const defaultRedisURL = "redis://127.0.0.1:6379/0"
+
+// redisConfig builds the connection settings.
+func (rt *runtime) redisConfig() redisconn.Config {
+	v := rt.values
+	url := v.String("redis.url")
+	if rt.redisOverride != "" {
+		url = rt.redisOverride
+	}
+	if url == "" {
+		url = defaultRedisURL
+	}
+	return redisconn.Config{
+		URL:       url,
+		KeyPrefix: v.String("redis.key_prefix"),
+		Sentinel: redisconn.SentinelConfig{
+			Addrs:    v.List("redis.sentinel.addrs"),
+			Master:   v.String("redis.sentinel.master"),
+			Username: v.String("redis.sentinel.username"),
+			Password: v.String("redis.sentinel.password"),
+		},
+		TLS: redisconn.TLSConfig{
+			CAFile:             v.String("redis.tls.ca_file"),
+			CertFile:           v.String("redis.tls.cert_file"),
+			KeyFile:            v.String("redis.tls.key_file"),
+			InsecureSkipVerify: v.Bool("redis.tls.insecure_skip_verify"),
+		},
+		PoolSize: v.Int("redis.pool_size"),
+	}
+}
+
+// connect opens the Redis pool. Commands that only make sense against a live Redis check it
+// answers at once, with an error naming the (redacted) URL.
+func (rt *runtime) connect(ctx context.Context) error {
+	cfg := rt.redisConfig()
+	if err := rt.checkSettings(); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	pool, err := redisconn.NewPool(cfg, rt.log)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	rt.pool = pool
+	rt.redisURL = redisconn.Redact(cfg.URL)
+	if len(cfg.Sentinel.Addrs) > 0 {
+		rt.redisURL = fmt.Sprintf("sentinel master %q via %v", cfg.Sentinel.Master, cfg.Sentinel.Addrs)
+	}
+	rt.closers = append(rt.closers, func() { pool.Close() })
+	return nil
+}
+
+// connectNow is connect plus a ping, for one-shot commands.
+func (rt *runtime) connectNow(ctx context.Context) error {
+	if err := rt.connect(ctx); err != nil {
+		return err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := redisconn.Ping(pingCtx, rt.pool); err != nil {
+		return fmt.Errorf("Redis at %s does not answer: %w", rt.redisURL, err)
+	}
+	return nil
+}
+
+// redisAnswers reports whether something speaking Redis listens at addr.
+func redisAnswers(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	buf := make([]byte, 64)
+	n, _ := conn.Read(buf)
+	return n > 0 && (buf[0] == '+' || buf[0] == '-')
+}
+
+func logRedis(rt *runtime) {
+	rt.log.Info("using Redis", zap.String("redis", rt.redisURL), zap.String("key_prefix", rt.keys.Prefix()))
+}

@@ -1,0 +1,430 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// binary is the flapjack binary built once for these tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "flapjack-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "flapjack")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build flapjack:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// flapjack runs the binary to completion.
+func flapjack(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(cleanEnv(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code = 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// cleanEnv drops FLAPJACK_* variables of the developer's shell.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FLAPJACK_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// process is a long-running flapjack with its output captured line by line.
+type process struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stdout []string
+	stderr []string
+	done   chan struct{}
+}
+
+func start(t *testing.T, env []string, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	p.cmd.Env = append(cleanEnv(), env...)
+	outPipe, _ := p.cmd.StdoutPipe()
+	errPipe, _ := p.cmd.StderrPipe()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	collect := func(r io.Reader, dst *[]string) {
+		defer wg.Done()
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			p.mu.Lock()
+			*dst = append(*dst, sc.Text())
+			p.mu.Unlock()
+		}
+	}
+	wg.Add(2)
+	go collect(outPipe, &p.stdout)
+	go collect(errPipe, &p.stderr)
+	go func() { wg.Wait(); p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("stderr of %v:\n%s", args, strings.Join(p.lines(true), "\n"))
+		}
+	})
+	return p
+}
+
+func (p *process) lines(stderr bool) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if stderr {
+		return append([]string(nil), p.stderr...)
+	}
+	return append([]string(nil), p.stdout...)
+}
+
+// waitLine waits for a line matching re on stdout or stderr.
+func (p *process) waitLine(t *testing.T, stderr bool, re *regexp.Regexp, timeout time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		for _, l := range p.lines(stderr) {
+			if m := re.FindStringSubmatch(l); m != nil {
+				return m
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no line matching %s within %v", re, timeout)
+	return nil
+}
+
+// stop sends SIGTERM and returns the exit code.
+func (p *process) stop(t *testing.T) int {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit within 30 s of SIGTERM")
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestEmbeddedServerShowsASimulatedAlert is the newcomer's path: `flapjack server` without
+// Redis, then `flapjack simulate fail` in another terminal, and an alert is printed.
+func TestEmbeddedServerShowsASimulatedAlert(t *testing.T) {
+	t.Parallel()
+	srv := start(t, []string{"FLAPJACK_REDIS_EMBEDDED=always", "FLAPJACK_HTTP_ADDR=" + freeAddr(t),
+		"FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=2s"}, "server")
+	m := srv.waitLine(t, true, regexp.MustCompile(`EMBEDDED.*|Redis at (127\.0\.0\.1:\d+)`), 10*time.Second)
+	addr := srv.waitLine(t, true, regexp.MustCompile(`Redis at (127\.0\.0\.1:\d+)\. NOTHING IS PERSISTED`), 10*time.Second)[1]
+	_ = m
+	out, errOut, code := flapjack(t, []string{"FLAPJACK_REDIS_URL=redis://" + addr + "/0"}, "",
+		"simulate", "fail", "--entity", "web-01", "--check", "HTTP", "--interval", "1s", "--duration", "3s")
+	if code != 0 || !strings.Contains(out, `"entity":"web-01"`) {
+		t.Fatalf("simulate: %d %s %s", code, out, errOut)
+	}
+	alert := srv.waitLine(t, false, regexp.MustCompile(`^ALERT Problem: "HTTP" on web-01 is Critical.*contact=operator`), 10*time.Second)
+	t.Logf("server printed: %s", alert[0])
+	if code := srv.stop(t); code != 0 {
+		t.Fatalf("server exited %d after SIGTERM", code)
+	}
+}
+
+// TestGracefulShutdownLeavesNothingClaimed: SIGTERM mid-stream, exit 0, empty processing lists.
+func TestGracefulShutdownLeavesNothingClaimed(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	keys := schema.NewKeys("")
+	conn := db.Conn(t)
+	defer conn.Close()
+	for i := 0; i < 20000; i++ {
+		conn.Send("LPUSH", keys.Events(), fmt.Sprintf(`{"entity":"e%d","check":"c","type":"service","state":"critical"}`, i%500))
+	}
+	conn.Flush()
+	for i := 0; i < 20000; i++ {
+		conn.Receive()
+	}
+	srv := start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + freeAddr(t),
+		"FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=0"}, "server")
+	srv.waitLine(t, true, regexp.MustCompile(`notification generated`), 20*time.Second)
+	if code := srv.stop(t); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, stage := range []string{"executive", "notifier", "log_gateway"} {
+		members, _ := redis.Strings(conn.Do("SMEMBERS", keys.Instances(stage)))
+		if len(members) != 0 {
+			t.Errorf("%s instances still registered after a clean stop: %v", stage, members)
+		}
+	}
+	keysLeft, _ := redis.Strings(conn.Do("KEYS", "*_processing:*"))
+	if len(keysLeft) != 0 {
+		t.Fatalf("processing lists left: %v", keysLeft)
+	}
+}
+
+// TestMetricsAreValidAndMove: /metrics passes promtool and its counters follow the events.
+func TestMetricsAreValidAndMove(t *testing.T) {
+	t.Parallel()
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatalf("promtool is needed (Debian package prometheus): %s", "apt-get install -y prometheus")
+	}
+	db := testredis.New(t)
+	addr := freeAddr(t)
+	srv := start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr}, "server")
+	srv.waitLine(t, true, regexp.MustCompile(`HTTP listening`), 10*time.Second)
+	scrape := func() string {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	before := scrape()
+	check := exec.Command(promtool, "check", "metrics")
+	check.Stdin = strings.NewReader(before)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+	body := `[{"entity":"m1","check":"c","type":"service","state":"ok"},{"entity":"m1","check":"c","type":"service","state":"critical"}]`
+	resp, err := http.Post("http://"+addr+"/events", "application/json", strings.NewReader(body))
+	if err != nil || resp.StatusCode != 202 {
+		t.Fatalf("POST /events: %v %v", resp, err)
+	}
+	want := regexp.MustCompile(`flapjack_events_processed_total\{result="blocked",type="service"\} 2`)
+	deadline := time.Now().Add(10 * time.Second)
+	for !want.MatchString(scrape()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("counter did not move:\n%s", grep(scrape(), "flapjack_events_processed_total"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, name := range []string{"flapjack_queue_depth", "flapjack_event_processing_seconds_bucket", "flapjack_build_info",
+		"flapjack_instances", "flapjack_checks_failing", "flapjack_notifier_notifications_total"} {
+		if !strings.Contains(scrape(), name) {
+			t.Errorf("metric %s missing", name)
+		}
+	}
+}
+
+func grep(text, needle string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, needle) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestStatusReportsAKilledInstanceAsStale and exits non-zero (usable as a Nagios check).
+func TestStatusReportsAKilledInstanceAsStale(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	env := []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_INSTANCE_HEARTBEAT=1s"}
+	x := start(t, env, "executive")
+	x.waitLine(t, true, regexp.MustCompile(`stage started`), 10*time.Second)
+	out, _, code := flapjack(t, env, "", "status", "--json")
+	var live struct {
+		Healthy   bool `json:"healthy"`
+		Instances []struct {
+			Stage string `json:"stage"`
+			Stale bool   `json:"stale"`
+		} `json:"instances"`
+	}
+	if err := json.Unmarshal([]byte(out), &live); err != nil || code != 0 || !live.Healthy || len(live.Instances) != 1 || live.Instances[0].Stale {
+		t.Fatalf("live status: code %d %v %s", code, err, out)
+	}
+	x.cmd.Process.Kill()
+	<-x.done
+	time.Sleep(3500 * time.Millisecond)
+	out, _, code = flapjack(t, env, "", "status", "--json")
+	var dead struct {
+		Healthy   bool     `json:"healthy"`
+		Problems  []string `json:"problems"`
+		Instances []struct {
+			Stale bool `json:"stale"`
+		} `json:"instances"`
+	}
+	if err := json.Unmarshal([]byte(out), &dead); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || dead.Healthy || len(dead.Instances) != 1 || !dead.Instances[0].Stale || len(dead.Problems) == 0 {
+		t.Fatalf("after SIGKILL: code %d %s", code, out)
+	}
+}
+
+func TestConfigurationErrorsExitTwoNamingTheSetting(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{[]string{"FLAPJACK_EXECUTIVE_BATCH_SIZE=lots"}, []string{"executive"}, "executive.batch_size"},
+		{nil, []string{"--executive-repeat-failure-delay", "soon", "executive"}, "executive.repeat_failure_delay"},
+		{[]string{"FLAPJACK_LOG_LEVEL=chatty"}, []string{"status"}, "log.level"},
+		{[]string{"FLAPJACK_REDIS_URL=http://nope"}, []string{"status"}, "redis.url"},
+		{[]string{"FLAPJACK_NOTIFIER_DEFAULT_CONTACT_TIMEZONE=Mars/Olympus"}, []string{"notifier"}, "notifier.default_contact_timezone"},
+		{[]string{"FLAPJACK_HTTP_ADDR=0.0.0.0:0", "FLAPJACK_REDIS_EMBEDDED=always"}, []string{"server"}, "http.token"},
+	}
+	for _, c := range cases {
+		_, errOut, code := flapjack(t, c.env, "", c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v %v: exit %d, stderr %q; want 2 naming %s", c.env, c.args, code, errOut, c.want)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "f.yaml")
+	os.WriteFile(file, []byte("redis:\n  urll: x\n"), 0o600)
+	if _, errOut, code := flapjack(t, nil, "", "--config", file, "status"); code != 2 || !strings.Contains(errOut, "redis.urll") {
+		t.Errorf("unknown file setting: %d %s", code, errOut)
+	}
+}
+
+// TestReplayIsFastAndDeterministic: a 24-hour timeline of 10,000 events replays in seconds and
+// prints the same alerts every time.
+func TestReplayIsFastAndDeterministic(t *testing.T) {
+	t.Parallel()
+	var timeline strings.Builder
+	start := int64(1767571200) // 2026-01-05 00:00 UTC
+	// 140 checks (20 hosts x 7 checks), each seen every 20 minutes; states hold for about 3 hours
+	states := []string{"ok", "critical", "ok", "warning", "critical", "ok", "unknown", "ok"}
+	for i := 0; i < 10000; i++ {
+		at := start + int64(i)*86400/10000
+		fmt.Fprintf(&timeline, `{"entity":"host-%d","check":"check-%d","type":"service","state":%q,"time":%d}`+"\n",
+			i%20, i%7, states[(i/1250+i%3)%len(states)], at)
+		if i == 5000 {
+			fmt.Fprintf(&timeline, `{"action":"scheduled_maintenance","time":%d,"entity":"host-3","check":"check-3","duration":"2h","summary":"patching"}`+"\n", at)
+		}
+	}
+	run := func() (string, time.Duration) {
+		db := testredis.New(t)
+		db.Do(t, "HSET", "contact:ada", "first_name", "Ada")
+		db.Do(t, "HSET", "contact_media:ada", "log", "stdout", "jabber", "ada@example.com")
+		db.Do(t, "SADD", "contacts_for:ALL", "ada")
+		began := time.Now()
+		out, errOut, code := flapjack(t, []string{"FLAPJACK_REDIS_URL=" + db.URL()}, timeline.String(), "replay")
+		if code != 0 {
+			t.Fatalf("replay exit %d: %s", code, errOut)
+		}
+		return out, time.Since(began)
+	}
+	first, took := run()
+	second, _ := run()
+	if first != second {
+		t.Fatal("two replays of the same timeline printed different alerts")
+	}
+	lines := strings.Count(first, "\n")
+	if lines < 100 {
+		t.Fatalf("only %d alerts", lines)
+	}
+	for _, l := range strings.SplitN(first, "\n", 3)[:2] {
+		if _, err := schema.ParseAlert([]byte(l)); err != nil {
+			t.Fatalf("stdout carries a non-alert line %q: %v", l, err)
+		}
+	}
+	t.Logf("10,000 events over 24 h replayed in %v: %d alerts", took, lines)
+	if took > 60*time.Second {
+		t.Fatalf("replay took %v", took)
+	}
+}
+
+func TestReplayStopsAtAMalformedLineWithItsNumber(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	in := `{"entity":"a","check":"b","type":"service","state":"ok","time":100}` + "\n" +
+		`{"entity":"a","check":"b","type":"service","state":"ok","time":50}` + "\n"
+	_, errOut, code := flapjack(t, []string{"FLAPJACK_REDIS_URL=" + db.URL()}, in, "replay")
+	if code == 0 || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "clock never goes back") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	_, errOut, code = flapjack(t, []string{"FLAPJACK_REDIS_URL=" + db.URL()}, "{\"time\":200,\"entity\":1}\n", "replay")
+	if code == 0 || !strings.Contains(errOut, "line 1") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+var _ = context.Background
+
+// TestImportRoundTripsTheExamplesAndRefusesABrokenFile via the CLI.
+func TestImportRoundTripsTheExamplesAndRefusesABrokenFile(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	env := []string{"FLAPJACK_REDIS_URL=" + db.URL()}
+	for _, what := range []string{"contacts", "entities"} {
+		out, errOut, code := flapjack(t, env, "", "import", what, "-f", "../../examples/"+what+".json")
+		if code != 0 || !strings.Contains(out, "imported") {
+			t.Fatalf("import %s: %d %s %s", what, code, out, errOut)
+		}
+	}
+	before := db.Dump(t)
+	flapjack(t, env, "", "import", "contacts", "-f", "../../examples/contacts.json")
+	after := db.Dump(t)
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatal("importing the same file again changed Redis")
+	}
+	clean := testredis.New(t)
+	_, errOut, code := flapjack(t, []string{"FLAPJACK_REDIS_URL=" + clean.URL()}, "", "import", "contacts", "-f", "../../examples/contacts-broken.json")
+	if code != 1 || !strings.Contains(errOut, "problem: record 0") || !strings.Contains(errOut, "nothing written") {
+		t.Fatalf("broken file: %d %s", code, errOut)
+	}
+	if n := len(clean.Dump(t)); n != 0 {
+		t.Fatalf("a refused file wrote %d keys", n)
+	}
+}

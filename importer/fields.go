@@ -1,0 +1,263 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// check collects the problems of one record while its fields are read.
+type check struct {
+	index    int
+	id       string
+	problems []Problem
+}
+
+func (c *check) fail(field, format string, args ...any) {
+	c.problems = append(c.problems, Problem{Index: c.index, ID: c.id, Field: field, Reason: fmt.Sprintf(format, args...)})
+}
+
+func (c *check) ok() bool { return len(c.problems) == 0 }
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+// first is the first byte of a JSON value, which tells its type.
+func first(raw json.RawMessage) byte {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return 0
+	}
+	return t[0]
+}
+
+func join(prefix, field string) string {
+	if prefix == "" {
+		return field
+	}
+	return prefix + "." + field
+}
+
+func at(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
+
+// object decodes a JSON object; anything else is a problem.
+func (c *check) object(raw json.RawMessage, field string) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if first(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+		if field == "" {
+			c.fail("", "must be a JSON object")
+		} else {
+			c.fail(field, "must be an object")
+		}
+		return nil, false
+	}
+	return m, true
+}
+
+// unknown reports the fields of obj that are neither known nor ignored, sorted.
+func (c *check) unknown(obj map[string]json.RawMessage, prefix string, known map[string]bool) {
+	var extra []string
+	for k := range obj {
+		if !known[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		c.fail(join(prefix, k), "unknown field")
+	}
+}
+
+// str reads an optional string (null or absent = "").
+func (c *check) str(raw json.RawMessage, field string) string {
+	if isNull(raw) {
+		return ""
+	}
+	var s string
+	if first(raw) != '"' || json.Unmarshal(raw, &s) != nil {
+		c.fail(field, "must be a string")
+		return ""
+	}
+	return s
+}
+
+// ident reads an id: a string, or an integer kept as its decimal text. ok is false when the
+// value has the wrong type (a problem is recorded); "" with ok true means absent.
+func (c *check) ident(raw json.RawMessage, field string) (string, bool) {
+	if isNull(raw) {
+		return "", true
+	}
+	switch b := first(raw); {
+	case b == '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, true
+		}
+	case b == '-' || (b >= '0' && b <= '9'):
+		text := string(bytes.TrimSpace(raw))
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return strconv.FormatInt(n, 10), true
+		}
+	}
+	c.fail(field, "must be a string or an integer")
+	return "", false
+}
+
+// list calls each for every element of an optional array.
+func (c *check) list(raw json.RawMessage, field, what string, each func(i int, raw json.RawMessage)) {
+	if isNull(raw) {
+		return
+	}
+	var items []json.RawMessage
+	if first(raw) != '[' || json.Unmarshal(raw, &items) != nil {
+		c.fail(field, "must be an array of %s", what)
+		return
+	}
+	for i, item := range items {
+		each(i, item)
+	}
+}
+
+// strings reads an optional array of non-empty strings.
+func (c *check) strings(raw json.RawMessage, field string) []string {
+	var out []string
+	c.list(raw, field, "strings", func(i int, item json.RawMessage) {
+		var s string
+		if first(item) != '"' || json.Unmarshal(item, &s) != nil {
+			c.fail(at(field, i), "must be a string")
+			return
+		}
+		if strings.TrimSpace(s) == "" {
+			c.fail(at(field, i), "must not be empty")
+			return
+		}
+		out = append(out, s)
+	})
+	return out
+}
+
+// idents reads an optional array of ids (strings or integers).
+func (c *check) idents(raw json.RawMessage, field string) []string {
+	var out []string
+	c.list(raw, field, "ids", func(i int, item json.RawMessage) {
+		id, ok := c.ident(item, at(field, i))
+		if !ok {
+			return
+		}
+		if strings.TrimSpace(id) == "" {
+			c.fail(at(field, i), "must not be empty")
+			return
+		}
+		out = append(out, id)
+	})
+	return out
+}
+
+// boolean reads an optional JSON boolean (absent = false).
+func (c *check) boolean(raw json.RawMessage, field string) bool {
+	if isNull(raw) {
+		return false
+	}
+	switch string(bytes.TrimSpace(raw)) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	c.fail(field, "must be true or false")
+	return false
+}
+
+// integer reads an optional integer of at least min; set is false when absent or invalid.
+func (c *check) integer(raw json.RawMessage, field string, min int64) (n int64, set bool) {
+	if isNull(raw) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	if err != nil || n < min {
+		c.fail(field, "must be an integer of at least %d", min)
+		return 0, false
+	}
+	return n, true
+}
+
+// regexes reads an optional array of patterns that must compile as Go RE2 (SPEC 4.7).
+func (c *check) regexes(raw json.RawMessage, field string) []string {
+	var out []string
+	c.list(raw, field, "strings", func(i int, item json.RawMessage) {
+		var s string
+		if first(item) != '"' || json.Unmarshal(item, &s) != nil {
+			c.fail(at(field, i), "must be a string")
+			return
+		}
+		if _, err := regexp.Compile(s); err != nil {
+			c.fail(at(field, i), "pattern %q does not compile as a Go RE2 regular expression: %v", s, err)
+			return
+		}
+		out = append(out, s)
+	})
+	return out
+}
+
+// mediumName is what a medium may be called: it is part of key names and of the notifier's
+// <medium>_queue setting.
+var mediumName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+func (c *check) medium(name, field string) bool {
+	if !mediumName.MatchString(name) {
+		c.fail(field, "medium %q: names are lower-case letters, digits and _", name)
+		return false
+	}
+	return true
+}
+
+// jsonList encodes a list for a rule hash field: a JSON array, "[]" when empty, without HTML
+// escaping so regexes stay readable to other tools.
+func jsonList(v []string) string {
+	if v == nil {
+		v = []string{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // a []string always encodes
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func set(items []string) map[string]bool {
+	m := make(map[string]bool, len(items))
+	for _, s := range items {
+		m[s] = true
+	}
+	return m
+}
+
+// unique returns items without repeats, in first-seen order.
+func unique(items []string) []string {
+	seen := make(map[string]bool, len(items))
+	out := items[:0:0]
+	for _, s := range items {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
