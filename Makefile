@@ -4,7 +4,13 @@ GO      ?= go
 BIN     := bin/flapjack
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@2025.1.1
+# staticcheck 2025.1.1 (the proxy serves it under its module version)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.6.1
+FUZZTIME ?= 15s
+# package:target pairs run by `make fuzz` (and so by `make test`) for FUZZTIME each
+FUZZ_TARGETS := ./schema:FuzzParseEvent ./internal/humantime:FuzzParse ./receiver:FuzzParseNagiosLine \
+	./receiver:FuzzRunJSON ./notifier/timerestriction:FuzzParse \
+	./notifier/timerestriction:FuzzRRule ./gateways/jabber:FuzzParseCommand
 
 .PHONY: build run test test-deps lint bench fuzz clean
 
@@ -20,6 +26,14 @@ test-deps:
 test: test-deps
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
+	@$(MAKE) --no-print-directory fuzz
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg > /tmp/fuzz-$$name.log 2>&1 \
+			|| { tail -30 /tmp/fuzz-$$name.log; exit 1; }; \
+	done
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

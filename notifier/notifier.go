@@ -292,11 +292,10 @@ type candidate struct {
 	medium  string
 	address string
 	// filled by the reads:
-	suppressed       bool
-	throttled        bool
-	rollup           *rollupState
-	interval         int64
-	guardedByContact bool
+	suppressed bool
+	throttled  bool
+	rollup     *rollupState
+	interval   int64
 }
 
 // candidates applies the rules of every contact (reference §3.4 steps 1-7, 9).

@@ -22,12 +22,11 @@ const T0 = int64(1767607200)
 
 // world is a Redis with contacts and rules, driven by replay timelines.
 type world struct {
-	t     *testing.T
-	db    *testredis.DB
-	keys  schema.Keys
-	xcfg  executive.Config
-	ncfg  notifier.Config
-	extra []string // further notifier settings applied by tests
+	t    *testing.T
+	db   *testredis.DB
+	keys schema.Keys
+	xcfg executive.Config
+	ncfg notifier.Config
 }
 
 func newWorld(t *testing.T) *world {
@@ -347,5 +346,40 @@ func TestAlertContent(t *testing.T) {
 			t.Errorf("alert JSON lacks %s: %s", field, raw)
 		}
 	}
-	_ = time.Second
+}
+
+// TestTimeRestrictionsInTwoTimezonesAcrossDST: "weekdays 09:00-17:00" is evaluated in each
+// contact's own timezone, and stays 09:00 local when New York moves to summer time (Sunday
+// 8 March 2026): the same UTC hour is outside the window on the Friday before and inside on the
+// Monday after.
+func TestTimeRestrictionsInTwoTimezonesAcrossDST(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	officeHours := `[{"start_time":"2013-02-01 09:00:00","end_time":"2013-02-01 17:00:00",` +
+		`"rrules":[{"rule_type":"Weekly","interval":1,"validations":{"day":[1,2,3,4,5]}}]}]`
+	rfcHours := `[{"start_time":"2013-02-01 09:00:00","end_time":"2013-02-01 17:00:00",` +
+		`"rrule":"RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR\nEXDATE:20260309T090000"}]`
+	w.contact("nyc", []string{"sms=+1"}, timezone("America/New_York"))
+	w.rule("nyc", "nyc-office", `critical_media=["sms"]`, "time_restrictions="+officeHours)
+	w.contact("syd", []string{"sms=+61"}, timezone("Australia/Sydney"))
+	w.rule("syd", "syd-office", `critical_media=["sms"]`, "time_restrictions="+officeHours)
+	w.contact("ldn", []string{"sms=+44"}, timezone("Europe/London"))
+	w.rule("ldn", "ldn-office", `critical_media=["sms"]`, "time_restrictions="+rfcHours)
+	w.entity("web-01", "nyc", "syd", "ldn")
+	at := func(utc string) int64 {
+		ts, err := time.Parse("2006-01-02 15:04", utc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts.Unix() - T0
+	}
+	// each step fails a different check, so no interval or delay interferes
+	expect(t, "Fri 6 Mar 13:30 UTC: 08:30 EST (closed), 00:30 Sat in Sydney (closed), 13:30 London (open)",
+		w.run(ev(at("2026-03-06 13:30"), "web-01", "c1", "critical")), "ldn:sms:problem")
+	expect(t, "Mon 9 Mar 13:30 UTC: 09:30 EDT (open), 00:30 Tue Sydney (closed), London's EXDATE removes 9 Mar",
+		w.run(ev(at("2026-03-09 13:30"), "web-01", "c2", "critical")), "nyc:sms:problem")
+	expect(t, "Mon 9 Mar 23:30 UTC: 19:30 EDT (closed), 10:30 Tue in Sydney (open)",
+		w.run(ev(at("2026-03-09 23:30"), "web-01", "c3", "critical")), "syd:sms:problem")
+	expect(t, "Tue 10 Mar 13:30 UTC: New York and London open",
+		w.run(ev(at("2026-03-10 13:30"), "web-01", "c4", "critical")), "ldn:sms:problem", "nyc:sms:problem")
 }

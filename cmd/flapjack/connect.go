@@ -75,7 +75,7 @@ func (rt *runtime) connectNow(ctx context.Context) error {
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := redisconn.Ping(pingCtx, rt.pool); err != nil {
-		return fmt.Errorf("Redis at %s does not answer: %w", rt.redisURL, err)
+		return fmt.Errorf("no answer from Redis at %s: %w", rt.redisURL, err)
 	}
 	return nil
 }

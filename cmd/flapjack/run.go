@@ -141,9 +141,7 @@ func (rt *runtime) statusCollector() *status.Collector {
 
 func (rt *runtime) statusOptions() status.Options {
 	queues := []string{rt.values.String("executive.queue"), rt.values.String("notifier.queue")}
-	for _, q := range sortedValues(rt.values.MediumQueues()) {
-		queues = append(queues, q)
-	}
+	queues = append(queues, sortedValues(rt.values.MediumQueues())...)
 	return status.Options{Queues: queues, StaleAfter: 3 * rt.heartbeat()}
 }
 

@@ -130,3 +130,29 @@ func TestStripHTMLKeepsPlainText(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// FuzzParseCommand: no chat message crashes the parser, and what it extracts is consistent.
+func FuzzParseCommand(f *testing.F) {
+	for _, seed := range []string{
+		"ACKID 8f4a2b1c fixing it duration: 2h", "ackid DEADBEEF", "help", "identify",
+		"test notifications for web-01:HTTP", "tell me about web-01", "find entities matching /we(b/",
+		"find checks matching /HT/ on web-01", "status entities /.*/", "status checks /disk/ on /db/",
+		"<b>ACKID</b> 12345678 <i>html</i>", "ACKID 12345678 x duration: 99999999999 years", "\x00\xff",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		cmd := ParseCommand(text)
+		if cmd == nil {
+			t.Fatalf("nil command for %q", text)
+		}
+		if ack, ok := cmd.(AckID); ok {
+			if ack.Duration < 0 {
+				t.Fatalf("negative duration from %q", text)
+			}
+			if ack.Hash != strings.ToLower(ack.Hash) {
+				t.Fatalf("hash not lower-cased: %q", ack.Hash)
+			}
+		}
+	})
+}

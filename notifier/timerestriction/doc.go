@@ -37,22 +37,36 @@
 // local even on the night the clocks change (lasting 7 or 9 real hours). This is what people mean
 // when they write such a window; a fixed real duration would shift the end by an hour twice a year.
 // An end that would fall in the hour skipped by a spring-forward change moves past the gap.
-// Occurrence starts follow rrule-go: a start whose wall-clock time does not exist that day
-// (02:30 on a spring-forward night) becomes Go's time.Date normalisation of it.
+// Occurrence starts follow rrule-go's reading of wall-clock times: a start whose wall-clock
+// time does not exist that day (02:30 on a spring-forward night) becomes time.Date's
+// normalisation of it (01:30 standard time), and an ambiguous one the first of its two instants.
 //
 // An occurrence o covers the instants o <= t < end(o). An extime/EXDATE removes the occurrence
 // starting exactly at that instant; a date-only EXDATE (VALUE=DATE or YYYYMMDD) removes every
-// occurrence starting on that local date, and a date-only RDATE adds one at start_time's time of
-// day. A restriction whose end equals its start is never active.
+// occurrence starting on that local date, a date-only RDATE adds one at start_time's time of
+// day, and a date-only UNTIL includes its whole day. A restriction whose end equals its start is
+// never active.
+//
+// # Refused rules
+//
+// Besides malformed input, Parse refuses what rrule-go would evaluate wrongly or without end:
+// BYDAY mixing numbered and plain weekdays (rrule-go requires both, RFC 5545 either), numbered
+// weekdays outside MONTHLY/YEARLY or beyond ±5 within a month, BYEASTER, BYHOUR/BYMINUTE/
+// BYSECOND that an HOURLY/MINUTELY/SECONDLY interval never reaches, BYSETPOS that no DAILY or
+// shorter period can satisfy, intervals longer than about 27 years (1000 for MONTHLY and YEARLY),
+// COUNT above 100000, and a DTSTART line (start_time is the DTSTART).
 //
 // # Performance
 //
 // Rules are re-read for every notification, so evaluation avoids rrule-go's habit of iterating
 // from DTSTART: Active restarts each rule from a point on the rule's own lattice (a whole number
-// of intervals after DTSTART, counted in wall-clock units in the contact's location, months and
-// years by the calendar) a couple of periods before the instant of interest, with every default
-// that rrule-go derives from DTSTART pinned explicitly so the restarted rule yields exactly the
-// same occurrences. COUNT is turned into the equivalent UNTIL once, at parse time. Cache
-// memoises parsing. Rules that could make rrule-go loop forever (a BYHOUR an HOURLY interval
-// never reaches) are refused, and rules that can never occur are detected once at parse time.
+// of intervals after DTSTART: wall-clock seconds, minutes and hours, days, weeks, calendar months
+// or years) just before the instant of interest, with every default rrule-go derives from
+// DTSTART pinned explicitly so the restarted rule yields exactly the same occurrences. rrule-go
+// runs on wall-clock times written as UTC, and each occurrence is placed in the contact's
+// location the way rrule-go itself would (this is also faster, and right in zones whose DST
+// change happens at midnight, where rrule-go in the location repeats or skips a day). COUNT is
+// turned into the equivalent UNTIL once, at parse time; rules that never occur are found at parse
+// time; DAILY and shorter rules take their day-level parts (BYMONTH, BYDAY...) from a table of
+// allowed days, so rare days cost nothing to skip. Cache memoises parsing.
 package timerestriction

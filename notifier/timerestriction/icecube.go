@@ -137,8 +137,8 @@ func applyValidations(spec *ruleSpec, raw json.RawMessage) error {
 		var err error
 		switch key {
 		case "day":
-			hasDays = true
 			days, err = weekdayList(v)
+			hasDays = len(days) > 0 // an empty list adds no validation, as in ice_cube
 		case "hour_of_day":
 			spec.opt.Byhour, err = intList(v, 0, 23, false)
 		case "minute_of_hour":
@@ -152,8 +152,8 @@ func applyValidations(spec *ruleSpec, raw json.RawMessage) error {
 		case "month_of_year":
 			spec.opt.Bymonth, err = monthList(v)
 		case "day_of_week":
-			hasNth = true
 			nth, err = nthWeekdays(v)
+			hasNth = len(nth) > 0
 		default:
 			return fmt.Errorf("unknown validation %q", key)
 		}

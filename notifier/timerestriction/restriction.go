@@ -104,7 +104,8 @@ func Parse(raw []byte, loc *time.Location) (*Restriction, error) {
 			return nil, fmt.Errorf("rrule is not a string: %s", abbreviate(in.RRule))
 		}
 	}
-	if len(rrules) > 0 && strings.TrimSpace(text) != "" {
+	rfc := strings.TrimSpace(text) != ""
+	if len(rrules) > 0 && rfc {
 		return nil, errors.New("both rrule and rrules are given; use one of them")
 	}
 
@@ -118,7 +119,7 @@ func Parse(raw []byte, loc *time.Location) (*Restriction, error) {
 		}
 		specs = append(specs, spec)
 	}
-	if strings.TrimSpace(text) != "" {
+	if rfc {
 		set, err := parseRFC5545(text, start, loc)
 		if err != nil {
 			return nil, fmt.Errorf("rrule: %w", err)
@@ -142,7 +143,7 @@ func Parse(raw []byte, loc *time.Location) (*Restriction, error) {
 	for i, spec := range specs {
 		ru, err := newRule(spec, start.at, loc)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ruleName(text != "", "RRULE", "rrules", i), err)
+			return nil, fmt.Errorf("%s: %w", ruleName(rfc, "RRULE", "rrules", i), err)
 		}
 		r.rules = append(r.rules, ru)
 	}
@@ -218,8 +219,12 @@ func (r *Restriction) bounds() {
 		last = r.rdates[len(r.rdates)-1]
 	}
 	for _, ru := range r.rules {
-		if !ru.empty && ru.until.After(last) {
-			last = ru.until
+		if ru.empty {
+			continue
+		}
+		// until is naive: placed in the location it may move by an offset change.
+		if u := atWall(ru.until, r.loc).Add(orderSlack * time.Second); u.After(last) {
+			last = u
 		}
 	}
 	if last.IsZero() {
@@ -254,7 +259,12 @@ func (r *Restriction) active(t time.Time) bool {
 	if r.wall <= 0 || t.Before(r.earliest) || !t.Before(r.latest) {
 		return false
 	}
-	lo := r.lookback(t)
+	quiet := r.quiet(t)
+	lo := t.Add(-r.maxLength())
+	if quiet && r.wall <= 24*3600 {
+		// No offset change within a day of t: occurrences last exactly their wall-clock length.
+		lo = t.Add(-time.Duration(r.wall) * time.Second)
+	}
 	i, _ := slices.BinarySearchFunc(r.rdates, lo, func(a, b time.Time) int { return a.Compare(b) })
 	for ; i < len(r.rdates) && !r.rdates[i].After(t); i++ {
 		if r.covers(r.rdates[i], t) {
@@ -262,26 +272,21 @@ func (r *Restriction) active(t time.Time) bool {
 		}
 	}
 	for _, ru := range r.rules {
-		if ru.eachIn(lo, t, func(o time.Time) bool { return r.covers(o, t) }) {
+		if ru.eachIn(lo, t, quiet, func(o time.Time) bool { return r.covers(o, t) }) {
 			return true
 		}
 	}
 	return false
 }
 
-// lookback returns the earliest start an occurrence covering t can have. Away from DST changes
-// occurrences last exactly their wall-clock length; near one, allow for the change.
-func (r *Restriction) lookback(t time.Time) time.Time {
-	length := time.Duration(r.wall) * time.Second
-	wide := t.Add(-length - dstSlack)
-	if length <= 24*time.Hour {
-		_, offT := t.In(r.loc).Zone()
-		_, offW := wide.In(r.loc).Zone()
-		if offT == offW { // no change in between: none can fit in 27 hours and cancel out
-			return t.Add(-length)
-		}
-	}
-	return wide
+// quiet tells whether the UTC offset in the contact's location is the same from 27 hours
+// before t to 26 hours after it. DST changes are months apart, so equal offsets at the three
+// instants mean no change in between.
+func (r *Restriction) quiet(t time.Time) bool {
+	_, off := t.In(r.loc).Zone()
+	_, before := t.Add(-27 * time.Hour).In(r.loc).Zone()
+	_, after := t.Add(orderSlack * time.Second).In(r.loc).Zone()
+	return off == before && off == after
 }
 
 // covers tells whether the occurrence starting at o covers t (o <= t is given).
@@ -323,8 +328,12 @@ func (r *Restriction) excluded(o time.Time) bool {
 			return true
 		}
 	}
+	if len(r.exrules) == 0 {
+		return false
+	}
+	quiet := r.quiet(o)
 	for _, ex := range r.exrules {
-		if ex.occursAt(o) {
+		if ex.occursAt(o, quiet) {
 			return true
 		}
 	}

@@ -90,10 +90,16 @@ func (set *rfcSet) addLine(line string, start stamp, loc *time.Location) error {
 // checks before it catch what it would silently accept (INTERVAL=0 reads as "no interval").
 func parseRRuleBody(body string, loc *time.Location) (ruleSpec, error) {
 	var spec ruleSpec
-	body = strings.ToUpper(strings.TrimSpace(body))
+	var attrs []string
+	for _, attr := range strings.Split(strings.ToUpper(body), ";") {
+		if attr = strings.TrimSpace(attr); attr != "" { // tolerates a trailing ";"
+			attrs = append(attrs, attr)
+		}
+	}
+	body = strings.Join(attrs, ";")
 	seen := map[string]bool{}
 	var untilDate bool
-	for _, attr := range strings.Split(body, ";") {
+	for _, attr := range attrs {
 		key, value, ok := strings.Cut(attr, "=")
 		if !ok || key == "" {
 			return spec, fmt.Errorf("%q is not NAME=VALUE", attr)
@@ -184,6 +190,9 @@ func parseDates(params, value string, loc *time.Location) ([]stamp, []int64, err
 		}
 		if dateOnly {
 			return nil, nil, fmt.Errorf("VALUE=DATE wants YYYYMMDD, got %q", v)
+		}
+		if !(len(v) == len("20060102T150405") || len(v) == len("20060102T150405Z") && v[15] == 'Z') || v[8] != 'T' {
+			return nil, nil, fmt.Errorf("cannot read time %q: want YYYYMMDDTHHMMSS, optionally with Z", v)
 		}
 		st, err := parseTimeString(v, zone, loc)
 		if err != nil {

@@ -1,0 +1,5 @@
+//go:build race
+
+package timerestriction
+
+func init() { raceEnabled = true }
