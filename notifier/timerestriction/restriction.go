@@ -272,7 +272,10 @@ func (r *Restriction) active(t time.Time) bool {
 		}
 	}
 	for _, ru := range r.rules {
-		if ru.eachIn(lo, t, quiet, func(o time.Time) bool { return r.covers(o, t) }) {
+		// A wall time inside a spring-forward gap maps an hour early (time.Date's choice, which
+		// rrule-go shares): an occurrence at such a time just after the start would land before
+		// it, and rrule-go never yields an occurrence before DTSTART.
+		if ru.eachIn(lo, t, quiet, func(o time.Time) bool { return !o.Before(r.start) && r.covers(o, t) }) {
 			return true
 		}
 	}
