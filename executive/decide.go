@@ -35,6 +35,7 @@ type decision struct {
 	verdict      string
 	filter       string // the blocking filter, for VerdictBlocked
 	reason       string
+	touched      bool // the check is current now (batch-level index writes)
 }
 
 func seconds(d time.Duration) int64 { return int64(d / time.Second) }
@@ -68,9 +69,12 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 			out.record.Counter = "failure"
 		}
 		if d.isStale(ev, f, now, seq) {
+			// Nothing is written, so nothing needs guarding: the event is only finished.
+			out.record.Guards = nil
 			out.verdict, out.reason = VerdictStale, "older than the check's latest event"
 			return out
 		}
+		out.touched = true
 		view.previousState = f.State
 		if f.State == "" && d.newCheckMaintenance(ev) {
 			dur := seconds(d.cfg.NewCheckScheduledMaintenanceDuration)
@@ -109,6 +113,7 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 	}
 	w.SyncCurrentMaintenance(schema.Scheduled, view.scheduled, f.ScheduledCurrent, now)
 	w.SyncCurrentMaintenance(schema.Unscheduled, view.unscheduled, f.UnscheduledCurrent, now)
+	w.Flush(f.Revision + 1)
 	return out
 }
 
@@ -166,7 +171,7 @@ func (d *decider) newCheckMaintenance(ev *schema.Event) bool {
 }
 
 // recordService writes the check's new state and the always-written fields (reference §2.3).
-func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *checkView, w model.CheckWriter, now, seq int64) {
+func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *checkView, w *model.CheckWriter, now, seq int64) {
 	if ev.State != f.State {
 		w.StateChange(now, ev.State, ev.Summary, ev.Details, seq)
 		view.lastChange = now
@@ -193,11 +198,11 @@ func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *che
 		Now: now, Summary: ev.Summary, Details: ev.Details, Perfdata: ev.Perfdata,
 		InitialFailureDelay: view.initialDelay, RepeatFailureDelay: view.repeatDelay,
 		EventTime: eventTime, Sequence: max(seq, f.LastSequence),
-	})
+	}, f)
 }
 
 // applyIntents writes the unscheduled maintenance the filters asked for (reference §2.6).
-func (d *decider) applyIntents(in *intents, view *checkView, w model.CheckWriter, now int64) {
+func (d *decider) applyIntents(in *intents, view *checkView, w *model.CheckWriter, now int64) {
 	current := view.unscheduled
 	if (in.endUnscheduled || in.startUnscheduled) && current.Covers(now) {
 		w.SetMaintenanceDuration(schema.Unscheduled, current.Start, now-current.Start)
@@ -210,7 +215,7 @@ func (d *decider) applyIntents(in *intents, view *checkView, w model.CheckWriter
 }
 
 // notify records and queues the notification (reference §2.8).
-func (d *decider) notify(ev *schema.Event, f *model.CheckFacts, view *checkView, in *intents, w model.CheckWriter, now, seq int64) *schema.Notification {
+func (d *decider) notify(ev *schema.Event, f *model.CheckFacts, view *checkView, in *intents, w *model.CheckWriter, now, seq int64) *schema.Notification {
 	maxSeverity := maxNotifiedSeverity(f)
 	n := &schema.Notification{
 		EventID:  f.ID,

@@ -256,13 +256,22 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 			return res, err
 		}
 		decisions := make([]decision, len(current))
-		records := make([]model.Record, 0, len(current)+len(rejected)+1)
+		records := make([]model.Record, 0, len(current)+len(rejected)+2)
+		indexes := model.NewIndexes(now.Unix())
 		for i := range current {
 			p := &current[i]
 			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq)
 			records = append(records, decisions[i].record)
+			if decisions[i].touched {
+				indexes.Touch(p.event.Entity, p.event.Check)
+			}
 		}
 		records = append(records, rejected...)
+		var touch model.Record
+		indexes.Ops(x.keys, &touch.Ops)
+		if touch.Ops.Len() > 0 {
+			records = append(records, touch)
+		}
 		if x.cfg.ArchiveEvents && round == 0 {
 			records = append(records, x.archiveRecord(batch.Items, now))
 		}

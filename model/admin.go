@@ -19,7 +19,7 @@ const maxAdminAttempts = 20
 // adminWrite reads a check's facts at now, lets build decide the writes, and applies them
 // guarded by the check's revision (so a concurrent executive re-reads), retrying on conflict.
 func adminWrite(conn redis.Conn, keys schema.Keys, entity, check string, now time.Time,
-	build func(f *CheckFacts, w CheckWriter) error) error {
+	build func(f *CheckFacts, w *CheckWriter) error) error {
 	for attempt := 0; attempt < maxAdminAttempts; attempt++ {
 		facts, err := ReadFacts(conn, keys, now, []FactsRequest{{Entity: entity, Check: check, Mode: ModeRollup}})
 		if err != nil {
@@ -31,6 +31,7 @@ func adminWrite(conn redis.Conn, keys schema.Keys, entity, check string, now tim
 		if err := build(f, w); err != nil {
 			return err
 		}
+		w.Flush(f.Revision + 1)
 		statuses, err := Apply(conn, ApplyTarget{}, []Record{rec})
 		if err != nil {
 			return fmt.Errorf("%s:%s: %w", entity, check, err)
@@ -49,7 +50,7 @@ func CreateScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check
 		return fmt.Errorf("scheduled maintenance needs a duration of at least 1 second, got %v", duration)
 	}
 	s, d := start.Unix(), int64(duration/time.Second)
-	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w CheckWriter) error {
+	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w *CheckWriter) error {
 		w.StoreMaintenance(schema.Scheduled, s, d, summary)
 		active := f.ScheduledMaintenance
 		if candidate := (Window{Start: s, End: s + d}); candidate.Covers(now.Unix()) && candidate.End > active.End {
@@ -67,7 +68,7 @@ func CreateScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check
 // window is deleted, a running one is shortened to end now, a finished one is an error.
 func EndScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check string, start time.Time, now time.Time) error {
 	s := start.Unix()
-	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w CheckWriter) error {
+	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w *CheckWriter) error {
 		duration, err := redis.Int64(conn.Do("ZSCORE", keys.Maintenances(schema.Scheduled, f.ID), s))
 		if errors.Is(err, redis.ErrNil) {
 			return ErrNoSuchWindow
@@ -95,7 +96,7 @@ func EndScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check st
 
 // EndUnscheduledMaintenance ends a running acknowledgement at now (reference §2.6 End).
 func EndUnscheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check string, now time.Time) error {
-	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w CheckWriter) error {
+	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w *CheckWriter) error {
 		um := f.UnscheduledMaintenance
 		if !um.Covers(now.Unix()) {
 			return ErrNoSuchWindow
@@ -109,7 +110,7 @@ func EndUnscheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check 
 // DisableCheck removes a check from current_checks:ENTITY (Flapjack's "disabled"); the next
 // event for it enables it again.
 func DisableCheck(conn redis.Conn, keys schema.Keys, entity, check string, now time.Time) error {
-	return adminWrite(conn, keys, entity, check, now, func(_ *CheckFacts, w CheckWriter) error {
+	return adminWrite(conn, keys, entity, check, now, func(_ *CheckFacts, w *CheckWriter) error {
 		w.Ops.ZRem(keys.CurrentChecks(entity), check)
 		return nil
 	})
@@ -117,7 +118,7 @@ func DisableCheck(conn redis.Conn, keys schema.Keys, entity, check string, now t
 
 // EnableCheck puts a check back into current_checks:ENTITY.
 func EnableCheck(conn redis.Conn, keys schema.Keys, entity, check string, now time.Time) error {
-	return adminWrite(conn, keys, entity, check, now, func(_ *CheckFacts, w CheckWriter) error {
+	return adminWrite(conn, keys, entity, check, now, func(_ *CheckFacts, w *CheckWriter) error {
 		w.Ops.ZAdd(keys.CurrentChecks(entity), now.Unix(), check)
 		w.Ops.ZAdd(keys.CurrentEntities(), now.Unix(), entity)
 		return nil

@@ -143,12 +143,38 @@ func (e *WriteError) Error() string {
 	return fmt.Sprintf("%d writes refused by Redis: %v", len(e.Messages), e.Messages)
 }
 
-// Apply writes records in one atomic script and returns each one's status. Writes Redis refused
-// (wrong key types) are returned as a *WriteError together with the statuses: those records are
-// finished anyway, so callers log the error and carry on.
+// bumpsRevision reports whether ops already set key's revision (an HSET of the field).
+func (o *Ops) bumpsRevision(key string) bool {
+	for i := 0; i < len(o.args); {
+		cmd, n := o.args[i].(string), o.args[i+1].(int)
+		if cmd == "HSET" && o.args[i+2] == key {
+			for j := i + 3; j+1 < i+2+n; j += 2 {
+				if f, ok := o.args[j].(string); ok && f == "revision" {
+					return true
+				}
+			}
+		}
+		i += 2 + n
+	}
+	return false
+}
+
+// Apply writes records in one atomic script and returns each one's status. Every guard's
+// revision moves on with an applied record: callers fold the new value into an HSET of theirs,
+// and Apply adds one where they did not. Writes Redis refused (wrong key types) are returned as a
+// *WriteError together with the statuses: those records are finished anyway, so callers log the
+// error and carry on.
 func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 	if len(records) == 0 {
 		return nil, nil
+	}
+	for i := range records {
+		r := &records[i]
+		for _, g := range r.Guards {
+			if !r.Ops.bumpsRevision(g.Key) {
+				r.Ops.HSet(g.Key, "revision", g.Revision+1)
+			}
+		}
 	}
 	parts, err := redis.Values(applyScript.Do(conn, ApplyArgs(t, records)...))
 	if err != nil {

@@ -100,8 +100,9 @@ type CheckFacts struct {
 	History           []HistoryEntry // newest first, at most two
 
 	EntityID string // only read for checks without a state
-	Summary  string // ModeRollup only
-	Enabled  bool   // ModeRollup only
+	Summary  string
+	Details  string
+	Enabled  bool // ModeRollup only
 }
 
 // FactsRequest names a check to read.
@@ -162,8 +163,8 @@ func appendFactsArgs(args []any, keys schema.Keys, r FactsRequest) []any {
 }
 
 func decodeFacts(r FactsRequest, v []any) (CheckFacts, error) {
-	if len(v) != 30 {
-		return CheckFacts{}, fmt.Errorf("%d values, want 30", len(v))
+	if len(v) != 31 {
+		return CheckFacts{}, fmt.Errorf("%d values, want 31", len(v))
 	}
 	f := CheckFacts{ID: schema.CheckID(r.Entity, r.Check), Entity: r.Entity, Check: r.Check}
 	f.State = str(v[0])
@@ -191,6 +192,7 @@ func decodeFacts(r FactsRequest, v []any) (CheckFacts, error) {
 	f.Summary = str(v[27])
 	f.Enabled = num(v[28]) == 1
 	f.NotificationsRead = num(v[29]) == 1
+	f.Details = str(v[30])
 	return f, nil
 }
 

@@ -4,22 +4,34 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// CheckWriter appends the documented writes for one check to an Ops list.
+// CheckWriter appends the documented writes for one check to an Ops list. Fields of the check
+// hash are gathered and written by one HSET in Flush, together with the next revision.
 type CheckWriter struct {
 	Keys                  schema.Keys
 	ID, Entity, CheckName string
 	Ops                   *Ops
+	checkFields           []any
 }
 
 // NewCheckWriter returns a writer for entity:check appending to ops.
-func NewCheckWriter(keys schema.Keys, entity, check string, ops *Ops) CheckWriter {
-	return CheckWriter{Keys: keys, ID: schema.CheckID(entity, check), Entity: entity, CheckName: check, Ops: ops}
+func NewCheckWriter(keys schema.Keys, entity, check string, ops *Ops) *CheckWriter {
+	return &CheckWriter{Keys: keys, ID: schema.CheckID(entity, check), Entity: entity, CheckName: check, Ops: ops}
+}
+
+// setCheck queues check hash fields for Flush.
+func (w *CheckWriter) setCheck(fieldValues ...any) { w.checkFields = append(w.checkFields, fieldValues...) }
+
+// Flush writes the gathered check hash fields and the check's next revision (the guard of the
+// record these writes belong to).
+func (w *CheckWriter) Flush(nextRevision int64) {
+	w.Ops.HSet(w.Keys.Check(w.ID), append(w.checkFields, "revision", nextRevision)...)
+	w.checkFields = nil
 }
 
 // StateChange records a new state in the history (reference §2.3, "if the new state differs").
-func (w CheckWriter) StateChange(now int64, state, summary, details string, count int64) {
+func (w *CheckWriter) StateChange(now int64, state, summary, details string, count int64) {
 	k := w.Keys
-	w.Ops.HSet(k.Check(w.ID), "state", state, "last_change", now)
+	w.setCheck("state", state, "last_change", now)
 	if schema.IsFailure(state) {
 		w.Ops.ZAdd(k.FailedChecks(), now, w.ID)
 	} else {
@@ -48,29 +60,37 @@ type Update struct {
 	Sequence            int64 // claim order; 0 when unknown
 }
 
-// ServiceUpdate writes the always-written fields and indexes of a service event (reference §2.3
-// "Always"), re-enabling a disabled check.
-func (w CheckWriter) ServiceUpdate(u Update) {
-	k := w.Keys
-	fields := []any{
-		"last_update", u.Now, "summary", u.Summary, "details", u.Details,
-		"initial_failure_delay", u.InitialFailureDelay, "repeat_failure_delay", u.RepeatFailureDelay,
+// ServiceUpdate writes the fields every service event sets in the check hash (reference §2.3
+// "Always"), skipping those that already hold the value (f is what was read). The indexes that
+// make the check current are written for a whole batch by the caller (Indexes).
+func (w *CheckWriter) ServiceUpdate(u Update, f *CheckFacts) {
+	w.setCheck("last_update", u.Now)
+	isNew := f.State == ""
+	if isNew || u.Summary != f.Summary {
+		w.setCheck("summary", u.Summary)
 	}
-	if u.EventTime > 0 {
-		fields = append(fields, "last_event_time", u.EventTime)
+	if isNew || u.Details != f.Details {
+		w.setCheck("details", u.Details)
 	}
-	if u.Sequence > 0 {
-		fields = append(fields, "last_sequence", u.Sequence)
+	if !f.HasInitialFailureDelay || u.InitialFailureDelay != f.InitialFailureDelay {
+		w.setCheck("initial_failure_delay", u.InitialFailureDelay)
+	}
+	if !f.HasRepeatFailureDelay || u.RepeatFailureDelay != f.RepeatFailureDelay {
+		w.setCheck("repeat_failure_delay", u.RepeatFailureDelay)
+	}
+	if u.EventTime > 0 && u.EventTime != f.LastEventTime {
+		w.setCheck("last_event_time", u.EventTime)
+	}
+	if u.Sequence > 0 && u.Sequence != f.LastSequence {
+		w.setCheck("last_sequence", u.Sequence)
 	}
 	if u.Perfdata != "" {
-		fields = append(fields, "perfdata", schema.PerfdataJSON(u.Perfdata))
+		w.setCheck("perfdata", schema.PerfdataJSON(u.Perfdata))
 	}
-	w.Ops.HSet(k.Check(w.ID), fields...)
-	w.TouchIndexes(u.Now)
 }
 
 // TouchIndexes marks the check current (all_checks, current_checks, current_entities).
-func (w CheckWriter) TouchIndexes(now int64) {
+func (w *CheckWriter) TouchIndexes(now int64) {
 	k := w.Keys
 	w.Ops.ZAdd(k.AllChecks(), now, w.ID)
 	w.Ops.ZAdd(k.AllChecksFor(w.Entity), now, w.CheckName)
@@ -79,12 +99,12 @@ func (w CheckWriter) TouchIndexes(now int64) {
 }
 
 // Action records an action event (ID:actions TS -> state).
-func (w CheckWriter) Action(now int64, state string) {
+func (w *CheckWriter) Action(now int64, state string) {
 	w.Ops.HSet(w.Keys.Actions(w.ID), now, state)
 }
 
 // CreateEntity records a new entity under both Flapjack layouts (SPEC 4.15).
-func (w CheckWriter) CreateEntity(entityID string) {
+func (w *CheckWriter) CreateEntity(entityID string) {
 	k := w.Keys
 	w.Ops.HSet(k.EntityIDsByName(), w.Entity, entityID)
 	w.Ops.HSet(k.EntityNamesByID(), entityID, w.Entity)
@@ -93,14 +113,14 @@ func (w CheckWriter) CreateEntity(entityID string) {
 }
 
 // AckHash records the check's acknowledgement hash both ways (reference §2.7).
-func (w CheckWriter) AckHash(hash string) {
+func (w *CheckWriter) AckHash(hash string) {
 	w.Ops.HSet(w.Keys.CheckHashesByID(), w.ID, hash)
 	w.Ops.HSet(w.Keys.ChecksByHash(), hash, w.ID)
 }
 
 // Notified records a generated notification (reference §2.8 step 3): the type's last and list
 // keys, and for failures also the state's.
-func (w CheckWriter) Notified(now int64, notificationType, failingState string) {
+func (w *CheckWriter) Notified(now int64, notificationType, failingState string) {
 	k := w.Keys
 	w.Ops.Set(k.LastNotification(w.ID, notificationType), now)
 	w.Ops.RPush(k.NotificationHistory(w.ID, notificationType), now)
@@ -111,7 +131,7 @@ func (w CheckWriter) Notified(now int64, notificationType, failingState string) 
 }
 
 // StoreMaintenance records a maintenance window of kind (scheduled/unscheduled) with its summary.
-func (w CheckWriter) StoreMaintenance(kind string, start, duration int64, summary string) {
+func (w *CheckWriter) StoreMaintenance(kind string, start, duration int64, summary string) {
 	k := w.Keys
 	w.Ops.ZAdd(k.Maintenances(kind, w.ID), duration, start)
 	w.Ops.ZAdd(k.SortedMaintenanceTimestamps(kind, w.ID), start, start)
@@ -121,12 +141,12 @@ func (w CheckWriter) StoreMaintenance(kind string, start, duration int64, summar
 }
 
 // SetMaintenanceDuration rewrites a stored window's duration (ending or extending it).
-func (w CheckWriter) SetMaintenanceDuration(kind string, start, duration int64) {
+func (w *CheckWriter) SetMaintenanceDuration(kind string, start, duration int64) {
 	w.Ops.ZAdd(w.Keys.Maintenances(kind, w.ID), duration, start)
 }
 
 // DeleteMaintenance removes a stored window (a scheduled window that had not started).
-func (w CheckWriter) DeleteMaintenance(kind string, start int64) {
+func (w *CheckWriter) DeleteMaintenance(kind string, start int64) {
 	k := w.Keys
 	w.Ops.ZRem(k.Maintenances(kind, w.ID), start)
 	w.Ops.ZRem(k.SortedMaintenanceTimestamps(kind, w.ID), start)
@@ -136,7 +156,7 @@ func (w CheckWriter) DeleteMaintenance(kind string, start int64) {
 // SyncCurrentMaintenance makes the ID:<kind>_maintenance key agree with the window that is
 // active at now, as tools reading the Flapjack layout expect. Its TTL is only garbage collection:
 // decisions use the windows and the clock (SPEC 4.1).
-func (w CheckWriter) SyncCurrentMaintenance(kind string, active Window, current string, now int64) {
+func (w *CheckWriter) SyncCurrentMaintenance(kind string, active Window, current string, now int64) {
 	key := w.Keys.CurrentMaintenance(kind, w.ID)
 	if active.Covers(now) {
 		start := formatInt(active.Start)
@@ -151,6 +171,42 @@ func (w CheckWriter) SyncCurrentMaintenance(kind string, active Window, current 
 }
 
 // PushNotification queues a notification for the notifier.
-func (w CheckWriter) PushNotification(queue string, payload []byte) {
+func (w *CheckWriter) PushNotification(queue string, payload []byte) {
 	w.Ops.RPush(queue, payload)
+}
+
+// Indexes gathers the "this check is current" writes of many checks touched at one instant, so a
+// batch sends one multi-member ZADD per index instead of four per event (reference §2.3).
+type Indexes struct {
+	now      int64
+	checks   []any
+	entities map[string][]any
+	order    []string
+}
+
+// NewIndexes starts gathering for instant now.
+func NewIndexes(now int64) *Indexes { return &Indexes{now: now, entities: map[string][]any{}} }
+
+// Touch adds entity:check.
+func (x *Indexes) Touch(entity, check string) {
+	x.checks = append(x.checks, x.now, schema.CheckID(entity, check))
+	if _, seen := x.entities[entity]; !seen {
+		x.order = append(x.order, entity)
+	}
+	x.entities[entity] = append(x.entities[entity], x.now, check)
+}
+
+// Ops appends the gathered writes.
+func (x *Indexes) Ops(keys schema.Keys, ops *Ops) {
+	if len(x.checks) == 0 {
+		return
+	}
+	ops.add("ZADD", append([]any{keys.AllChecks()}, x.checks...)...)
+	entities := make([]any, 0, 2*len(x.order))
+	for _, e := range x.order {
+		ops.add("ZADD", append([]any{keys.AllChecksFor(e)}, x.entities[e]...)...)
+		ops.add("ZADD", append([]any{keys.CurrentChecks(e)}, x.entities[e]...)...)
+		entities = append(entities, x.now, e)
+	}
+	ops.add("ZADD", append([]any{keys.CurrentEntities()}, entities...)...)
 }

@@ -13,7 +13,8 @@
 -- ARGV[6] number of records N
 -- Then N records: item, guard count G, G pairs (hash key, expected "revision" field value; a
 -- missing field reads as "0"), counter field ("" for none), op count M, then M ops each written
--- as: command, argument count, arguments... Applied records increment each guard's revision.
+-- as: command, argument count, arguments... The ops themselves set each guard's next revision
+-- (Go folds it into an HSET it sends anyway, saving a call per record).
 -- Returns {statuses, errors}: N statuses, 1 applied, 0 conflict (revision moved; nothing
 -- written, item kept), -1 lost (item no longer claimed by this instance: a peer requeued it;
 -- nothing written); errors lists "record index: message" for writes Redis refused (e.g. a key of
@@ -73,9 +74,6 @@ for i = 1, n do
     pos = pos + 2 + nargs
   end
   if ok == 1 then
-    for g = 0, nguards - 1 do
-      redis.call('HINCRBY', ARGV[guards_at + 2 * g], 'revision', 1)
-    end
     if counter ~= '' then
       counts[counter] = (counts[counter] or 0) + 1
       counted = counted + 1

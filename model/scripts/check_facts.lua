@@ -17,15 +17,17 @@
 --   19 entity name                    20 current_checks:ENTITY
 --   21 check name
 -- Mode "event-ok" skips notification and history reads when the stored state is ok (an ok event
--- on an ok check can never notify); "rollup" adds the summary and enabled flag.
--- Returns N arrays of 30 values (false = absent):
+-- on an ok check can never notify); "rollup" adds the enabled flag. Checks without maintenance
+-- windows (nearly all) cost one EXISTS for both kinds.
+-- Returns N arrays of 31 values (false = absent):
 --   1 state 2 last_change 3 revision 4 last_event_time 5 last_sequence
 --   6 initial_failure_delay 7 repeat_failure_delay
 --   8 SM start 9 SM end (active window ending last) 10 SM current key value
 --   11 UM start 12 UM end (latest window started by now) 13 UM current key value
 --   14-20 last notification timestamps (order as keys 8-14)
 --   21-23 newest history entry ts/state/summary 24-26 the one before
---   27 entity id (only for checks without a state) 28 summary 29 enabled (1/0) 30 details read (1/0)
+--   27 entity id (only for checks without a state) 28 summary 29 enabled (1/0) 30 history read (1/0)
+--   31 details
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local out = {}
@@ -35,11 +37,13 @@ for i = 1, n do
   local mode = a(2)
   local r = {}
   local h = redis.call('HMGET', a(1), 'state', 'last_change', 'revision', 'last_event_time',
-    'last_sequence', 'initial_failure_delay', 'repeat_failure_delay', 'summary')
+    'last_sequence', 'initial_failure_delay', 'repeat_failure_delay', 'summary', 'details')
   for j = 1, 7 do r[j] = h[j] end
 
+  local maintained = redis.call('EXISTS', a(3), a(5)) > 0
   -- scheduled maintenance: the window covering now that ends last (windows may overlap)
-  local sm = redis.call('ZRANGE', a(3), 0, -1, 'WITHSCORES')
+  local sm = {}
+  if maintained then sm = redis.call('ZRANGE', a(3), 0, -1, 'WITHSCORES') end
   local sm_start, sm_end = false, false
   for j = 1, #sm, 2 do
     local s, d = tonumber(sm[j]), tonumber(sm[j + 1])
@@ -52,7 +56,8 @@ for i = 1, n do
   if #sm > 0 then r[10] = redis.call('GET', a(4)) end
 
   -- unscheduled maintenance: each new one ends the previous, so the latest start decides
-  local um = redis.call('ZREVRANGEBYSCORE', a(5), now, '-inf', 'LIMIT', 0, 1)
+  local um = {}
+  if maintained then um = redis.call('ZREVRANGEBYSCORE', a(5), now, '-inf', 'LIMIT', 0, 1) end
   r[11], r[12], r[13] = false, false, false
   if #um > 0 then
     local dur = redis.call('ZSCORE', a(6), um[1])
@@ -79,12 +84,12 @@ for i = 1, n do
   if not h[1] then
     r[27] = redis.call('HGET', a(17), a(19)) or redis.call('GET', a(18))
   end
-  r[28], r[29] = false, false
+  r[28], r[29] = h[8], false
   if mode == 'rollup' then
-    r[28] = h[8]
     r[29] = redis.call('ZSCORE', a(20), a(21)) and 1 or 0
   end
   r[30] = full and 1 or 0
+  r[31] = h[9]
   out[i] = r
   base = base + 21
 end
