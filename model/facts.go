@@ -7,6 +7,7 @@ package model
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -111,17 +112,31 @@ type FactsRequest struct {
 	Mode          FactsMode
 }
 
-const factsArgsPerCheck = 21
+const factsArgsPerCheck = 5
+
+// factsHeader is the part of the facts script's arguments shared by every check: the suffixes
+// of per-check keys and the global keys, all from package schema.
+func factsHeader(keys schema.Keys, now time.Time, n int) []any {
+	args := []any{now.Unix(), n,
+		schema.MaintenancesSuffix(schema.Scheduled), schema.CurrentMaintenanceSuffix(schema.Scheduled),
+		schema.SortedMaintenanceTimestampsSuffix(schema.Unscheduled), schema.MaintenancesSuffix(schema.Unscheduled),
+		schema.CurrentMaintenanceSuffix(schema.Unscheduled)}
+	for _, kind := range KindNames {
+		args = append(args, schema.LastNotificationSuffix(kind))
+	}
+	return append(args, schema.SortedStateTimestampsSuffix, keys.EntityIDsByName(), keys.EntityID(""), keys.CurrentChecks(""))
+}
 
 // ReadFacts reads the facts of every requested check at now, in one round trip.
 func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsRequest) ([]CheckFacts, error) {
 	if len(reqs) == 0 {
 		return nil, nil
 	}
-	args := make([]any, 0, 2+factsArgsPerCheck*len(reqs))
-	args = append(args, now.Unix(), len(reqs))
+	args := factsHeader(keys, now, len(reqs))
+	args = slices.Grow(args, factsArgsPerCheck*len(reqs))
 	for _, r := range reqs {
-		args = appendFactsArgs(args, keys, r)
+		id := schema.CheckID(r.Entity, r.Check)
+		args = append(args, keys.Check(id), keys.StateHistoryPrefix(id), string(r.Mode), r.Entity, r.Check)
 	}
 	reply, err := redis.Values(checkFactsScript.Do(conn, args...))
 	if err != nil {
@@ -142,24 +157,6 @@ func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 		}
 	}
 	return out, nil
-}
-
-func appendFactsArgs(args []any, keys schema.Keys, r FactsRequest) []any {
-	id := schema.CheckID(r.Entity, r.Check)
-	args = append(args,
-		keys.Check(id), string(r.Mode),
-		keys.Maintenances(schema.Scheduled, id), keys.CurrentMaintenance(schema.Scheduled, id),
-		keys.SortedMaintenanceTimestamps(schema.Unscheduled, id),
-		keys.Maintenances(schema.Unscheduled, id), keys.CurrentMaintenance(schema.Unscheduled, id),
-	)
-	for _, kind := range KindNames {
-		args = append(args, keys.LastNotification(id, kind))
-	}
-	return append(args,
-		keys.SortedStateTimestamps(id), keys.StateHistoryPrefix(id),
-		keys.EntityIDsByName(), keys.EntityID(r.Entity),
-		r.Entity, keys.CurrentChecks(r.Entity), r.Check,
-	)
 }
 
 func decodeFacts(r FactsRequest, v []any) (CheckFacts, error) {

@@ -130,7 +130,9 @@ func (k Keys) CountAt(id string, t int64) string { return k.key(id, ts(t), "coun
 func (k Keys) CheckLatencyAt(id string, t int64) string { return k.key(id, ts(t), "check_latency") }
 
 // SortedStateTimestamps mirrors States as a sorted set.
-func (k Keys) SortedStateTimestamps(id string) string { return k.key(id, "sorted_state_timestamps") }
+func (k Keys) SortedStateTimestamps(id string) string {
+	return k.key(id, SortedStateTimestampsSuffix)
+}
 
 // Actions is the hash TIMESTAMP -> action state.
 func (k Keys) Actions(id string) string { return k.key(id, "actions") }
@@ -138,7 +140,8 @@ func (k Keys) Actions(id string) string { return k.key(id, "actions") }
 // FailedChecks is the sorted set of failing checks.
 func (k Keys) FailedChecks() string { return k.key("failed_checks") }
 
-// CurrentChecks is current_checks:ENTITY (removal = disabled).
+// CurrentChecks is current_checks:ENTITY (removal = disabled). CurrentChecks("") is the
+// family's prefix.
 func (k Keys) CurrentChecks(entity string) string { return k.key("current_checks", entity) }
 
 // CurrentEntities is the sorted set of entities with current checks.
@@ -171,15 +174,37 @@ const (
 	Unscheduled = "unscheduled"
 )
 
+// Per-check keys are "ID:" + a suffix. Scripts that build them from StateHistoryPrefix take the
+// suffixes from these functions, so the names still come from this file alone.
+
+// CurrentMaintenanceSuffix names ID:<kind>_maintenance.
+func CurrentMaintenanceSuffix(kind string) string { return kind + "_maintenance" }
+
+// MaintenancesSuffix names ID:<kind>_maintenances.
+func MaintenancesSuffix(kind string) string { return kind + "_maintenances" }
+
+// SortedMaintenanceTimestampsSuffix names ID:sorted_<kind>_maintenance_timestamps.
+func SortedMaintenanceTimestampsSuffix(kind string) string {
+	return "sorted_" + kind + "_maintenance_timestamps"
+}
+
+// LastNotificationSuffix names ID:last_<kind>_notification.
+func LastNotificationSuffix(kind string) string { return "last_" + kind + "_notification" }
+
+// SortedStateTimestampsSuffix names ID:sorted_state_timestamps.
+const SortedStateTimestampsSuffix = "sorted_state_timestamps"
+
 // CurrentMaintenance is ID:scheduled_maintenance / ID:unscheduled_maintenance (value: start).
-func (k Keys) CurrentMaintenance(kind, id string) string { return k.key(id, kind+"_maintenance") }
+func (k Keys) CurrentMaintenance(kind, id string) string {
+	return k.key(id, CurrentMaintenanceSuffix(kind))
+}
 
 // Maintenances is the zset start -> duration of every window of a kind.
-func (k Keys) Maintenances(kind, id string) string { return k.key(id, kind+"_maintenances") }
+func (k Keys) Maintenances(kind, id string) string { return k.key(id, MaintenancesSuffix(kind)) }
 
 // SortedMaintenanceTimestamps is the zset start -> start mirror.
 func (k Keys) SortedMaintenanceTimestamps(kind, id string) string {
-	return k.key(id, "sorted_"+kind+"_maintenance_timestamps")
+	return k.key(id, SortedMaintenanceTimestampsSuffix(kind))
 }
 
 // MaintenanceSummary is ID:START:<kind>_maintenance:summary.
@@ -189,7 +214,7 @@ func (k Keys) MaintenanceSummary(kind, id string, start int64) string {
 
 // LastNotification is ID:last_<kind>_notification.
 func (k Keys) LastNotification(id, kind string) string {
-	return k.key(id, "last_"+kind+"_notification")
+	return k.key(id, LastNotificationSuffix(kind))
 }
 
 // NotificationHistory is ID:<kind>_notifications.
@@ -208,7 +233,7 @@ func (k Keys) EntityNamesByID() string { return k.key("all_entity_names_by_id") 
 // Entity is entity:ENTITY_ID {name}.
 func (k Keys) Entity(entityID string) string { return k.key("entity", entityID) }
 
-// EntityID is entity_id:ENTITY -> ENTITY_ID.
+// EntityID is entity_id:ENTITY -> ENTITY_ID. EntityID("") is the family's prefix.
 func (k Keys) EntityID(name string) string { return k.key("entity_id", name) }
 
 // EntityTag is entity_tag:TAG (set of entity ids).
