@@ -160,3 +160,22 @@ func TestSameCheckTwiceInOneBatchAppliesInOrder(t *testing.T) {
 		t.Fatalf("%d state changes, want 3 (ok, critical, ok)", n)
 	}
 }
+
+// TestManyEventsOfOneCheckInOneBatch: a burst from one flapping check fills whole batches; each
+// event needs its own round, and none of that is an error.
+func TestManyEventsOfOneCheckInOneBatch(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var events []string
+	for i := 0; i < 300; i++ {
+		state := "ok"
+		if i%2 == 0 {
+			state = "critical"
+		}
+		events = append(events, fmt.Sprintf(`{"entity":"flap","check":"c","type":"service","state":%q,"time":%d}`, state, 1767607200+i))
+	}
+	h.send(events...)
+	if n, _ := redis.Int(h.db.Do(t, "LLEN", h.keys.States("flap:c")), nil); n != 300 {
+		t.Fatalf("%d state changes recorded, want 300", n)
+	}
+}

@@ -239,8 +239,11 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 	}
 	defer conn.Close()
 
+	conflictRounds := 0
 	for round := 0; len(pending) > 0 || len(rejected) > 0; round++ {
-		if round >= maxConflictRounds {
+		// Rounds for later events of the same check are expected (one per event); only rounds
+		// redone because another executive changed a check count against the bound.
+		if conflictRounds >= maxConflictRounds {
 			return res, fmt.Errorf("process batch: checks kept changing under %d re-reads", maxConflictRounds)
 		}
 		if round > 0 {
@@ -306,6 +309,9 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 				x.log.Warn("event was requeued by a peer that judged this instance dead; leaving it to the peer",
 					zap.String("check", current[i].event.ID()))
 			}
+		}
+		if len(retry) > 0 {
+			conflictRounds++
 		}
 		pending = mergeRetries(retry, deferred)
 	}

@@ -192,8 +192,7 @@ func (r *Registry) reap(ctx context.Context, member string) (int, error) {
 	if _, err := conn.Do("EXEC"); err != nil {
 		return n, fmt.Errorf("forget dead %s %s: %w", r.Spec.Stage, member, err)
 	}
-	r.Log.Warn("recovered items of a dead instance",
-		zap.String("stage", r.Spec.Stage), zap.String("instance", member),
+	r.Log.Warn("recovered items of a dead instance", zap.String("instance", member),
 		zap.Int("requeued", n), zap.String("queue", r.Spec.Source))
 	return n, nil
 }
@@ -216,10 +215,10 @@ func (r *Registry) Run(ctx context.Context) {
 		}
 		switch {
 		case err != nil && !failing:
-			r.Log.Error("heartbeat failed; retrying every beat", zap.String("stage", r.Spec.Stage), zap.Error(err))
+			r.Log.Error("heartbeat failed; retrying every beat", zap.Error(err))
 			failing = true
 		case err == nil && failing:
-			r.Log.Info("heartbeat restored", zap.String("stage", r.Spec.Stage))
+			r.Log.Info("heartbeat restored")
 			failing = false
 		}
 	}

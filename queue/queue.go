@@ -172,12 +172,22 @@ func (c *Consumer) Next(ctx context.Context, max int, wait time.Duration) (Batch
 		c.unfinished = false
 	}
 	b, err := c.Claim(ctx, max)
-	if err != nil || len(b.Items) > 0 || wait <= 0 {
+	if err != nil {
+		// Redis may have moved items before the reply was lost: look in the processing list
+		// next time rather than leaving them there until a restart.
+		c.unfinished = true
 		return b, err
 	}
+	if len(b.Items) > 0 || wait <= 0 {
+		return b, nil
+	}
 	first, ok, err := c.wait(ctx, wait)
-	if err != nil || !ok {
+	if err != nil {
+		c.unfinished = true
 		return Batch{}, err
+	}
+	if !ok {
+		return Batch{}, nil
 	}
 	rest, err := c.claim(ctx, max-1, 1)
 	if err != nil {

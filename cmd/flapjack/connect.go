@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -77,6 +78,29 @@ func (rt *runtime) connectNow(ctx context.Context) error {
 	if err := redisconn.Ping(pingCtx, rt.pool); err != nil {
 		return fmt.Errorf("no answer from Redis at %s: %w", rt.redisURL, err)
 	}
+	return nil
+}
+
+// refuseBadCredentials pings Redis once at the start of a long-running command: a password
+// Redis refuses or a certificate that is not trusted will not fix itself, so the process exits 2
+// naming the setting instead of retrying forever. Anything else (Redis down, a failover under
+// way) is left to the stages, which retry with backoff.
+func (rt *runtime) refuseBadCredentials(ctx context.Context) error {
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := redisconn.Ping(pingCtx, rt.pool)
+	if err == nil {
+		return nil
+	}
+	// Matched on text: the Sentinel dial flattens the underlying errors.
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "x509:") || strings.Contains(msg, "tls: failed to verify"):
+		return cli.Exit(fmt.Sprintf("redis.tls.ca_file: the certificate of Redis at %s is not trusted: %v", rt.redisURL, err), 2)
+	case strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "NOPERM"):
+		return cli.Exit(fmt.Sprintf("redis.url: Redis at %s refused the credentials: %v", rt.redisURL, err), 2)
+	}
+	rt.log.Warn("Redis does not answer yet; stages will retry", zap.String("redis", rt.redisURL), zap.Error(err))
 	return nil
 }
 

@@ -39,7 +39,7 @@ func (rt *runtime) jabberStages(m *gateways.Metrics) ([]stage, error) {
 		return nil, cli.Exit(err.Error(), 2)
 	}
 	delivery := gateways.New(rt.gatewayOptions("jabber", m), bot)
-	return []stage{{"jabber connection", bot.Run}, {"jabber gateway", delivery.Run}}, nil
+	return []stage{{name: "jabber connection", run: bot.Run}, {name: "jabber gateway", run: delivery.Run}}, nil
 }
 
 // pagerdutyConfig builds gateways.pagerduty.*.
@@ -74,5 +74,6 @@ func (rt *runtime) pagerdutyStages(m *gateways.Metrics, reg prometheus.Registere
 		return nil, cli.Exit(err.Error(), 2)
 	}
 	delivery := gateways.New(rt.gatewayOptions("pagerduty", m), sender)
-	return []stage{{"pagerduty gateway", delivery.Run}, {"pagerduty acknowledgement poller", poller.Run}}, nil
+	return []stage{{name: "pagerduty gateway", run: delivery.Run},
+		{name: "pagerduty acknowledgement poller", run: poller.Run, auxiliary: true}}, nil
 }

@@ -22,10 +22,13 @@ import (
 	"github.com/flapjackgo/flapjack/status"
 )
 
-// stage is one long-running part of a process.
+// stage is one long-running part of a process. When a main stage returns, the process is done
+// (`executive --exit-when-empty`) and the others stop; auxiliary stages (metrics listener,
+// retention, pollers) may return early without that meaning anything.
 type stage struct {
-	name string
-	run  func(ctx context.Context) error
+	name      string
+	run       func(ctx context.Context) error
+	auxiliary bool
 }
 
 // shutdownGrace bounds how long stages get to finish their in-flight work after SIGTERM.
@@ -43,6 +46,9 @@ func runStages(c *cli.Context, build func(*runtime, prometheus.Registerer) ([]st
 		return err
 	}
 	logRedis(rt)
+	if err := rt.refuseBadCredentials(c.Context); err != nil {
+		return err
+	}
 	reg := newRegistry()
 	stages, err := build(rt, reg)
 	if err != nil {
@@ -54,7 +60,7 @@ func runStages(c *cli.Context, build func(*runtime, prometheus.Registerer) ([]st
 	tracker := &stageTracker{}
 	if addr := rt.values.String("metrics.addr"); addr != "" {
 		reg.MustRegister(rt.statusCollector())
-		stages = append(stages, stage{"metrics listener", func(ctx context.Context) error {
+		stages = append(stages, stage{name: "metrics listener", auxiliary: true, run: func(ctx context.Context) error {
 			return api.Serve(ctx, api.Options{Addr: addr, Pool: rt.pool, Keys: rt.keys, Gatherer: reg,
 				Ready: tracker.ready, Log: rt.log})
 		}})
@@ -74,6 +80,9 @@ func (rt *runtime) runAll(ctx context.Context, stages []stage, tracker *stageTra
 		g.Go(func() error {
 			err := s.run(gctx)
 			tracker.stop(s.name)
+			if !s.auxiliary {
+				cancel()
+			}
 			if err != nil && !errors.Is(err, context.Canceled) {
 				rt.log.Error("stage failed", zap.String("stage", s.name), zap.Error(err))
 				return fmt.Errorf("%s: %w", s.name, err)
@@ -150,7 +159,7 @@ func (rt *runtime) retentionStage(prometheus.Registerer) stage {
 	s := &retention.Sweeper{Pool: rt.pool, Keys: rt.keys, Clock: rt.clock, Log: rt.log.With(zap.String("stage", "retention")),
 		Policy: retention.Policy{MaxAge: rt.values.Duration("retention.max_age"), MaxEntries: rt.values.Int("retention.max_entries")}}
 	interval := rt.values.Duration("retention.interval")
-	return stage{"retention", func(ctx context.Context) error { s.Run(ctx, interval); return nil }}
+	return stage{name: "retention", auxiliary: true, run: func(ctx context.Context) error { s.Run(ctx, interval); return nil }}
 }
 
 // stageTracker knows which stages are running, for /readyz.
@@ -159,6 +168,7 @@ type stageTracker struct {
 	live    map[string]bool
 	stopped []string
 }
+
 
 func (t *stageTracker) start(name string) {
 	t.mu.Lock()

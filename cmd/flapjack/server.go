@@ -39,6 +39,9 @@ func serverAction(c *cli.Context) error {
 		return err
 	}
 	logRedis(rt)
+	if err := rt.refuseBadCredentials(c.Context); err != nil {
+		return err
+	}
 	if embedded {
 		if err := rt.seedDemoContact(c.Context); err != nil {
 			return err
@@ -50,8 +53,8 @@ func serverAction(c *cli.Context) error {
 	x := rt.newExecutive(reg)
 	n := rt.newNotifier(reg)
 	stages := []stage{
-		{"executive", func(ctx context.Context) error { return x.Run(ctx, false) }},
-		{"notifier", func(ctx context.Context) error { return n.Run(ctx, false) }},
+		{name: "executive", run: func(ctx context.Context) error { return x.Run(ctx, false) }},
+		{name: "notifier", run: func(ctx context.Context) error { return n.Run(ctx, false) }},
 		rt.retentionStage(reg),
 	}
 	for _, name := range []string{"log", "jabber", "pagerduty"} {
@@ -77,7 +80,7 @@ func serverAction(c *cli.Context) error {
 	if err := httpOpts.Validate(); err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
-	stages = append(stages, stage{"http", func(ctx context.Context) error { return api.Serve(ctx, httpOpts) }})
+	stages = append(stages, stage{name: "http", run: func(ctx context.Context) error { return api.Serve(ctx, httpOpts) }})
 	var names []string
 	for _, s := range stages {
 		names = append(names, s.name)

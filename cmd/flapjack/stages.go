@@ -25,7 +25,7 @@ state on the Flapjack 1.x key layout and pushes notifications to the notificatio
 			return runStages(c, func(rt *runtime, reg prometheus.Registerer) ([]stage, error) {
 				x := rt.newExecutive(reg)
 				exitWhenEmpty := c.Bool("exit-when-empty")
-				stages := []stage{{"executive", func(ctx context.Context) error { return x.Run(ctx, exitWhenEmpty) }}}
+				stages := []stage{{name: "executive", run: func(ctx context.Context) error { return x.Run(ctx, exitWhenEmpty) }}}
 				if !exitWhenEmpty {
 					stages = append(stages, rt.retentionStage(reg))
 				}
@@ -42,7 +42,7 @@ func notifierCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			return runStages(c, func(rt *runtime, reg prometheus.Registerer) ([]stage, error) {
 				n := rt.newNotifier(reg)
-				return []stage{{"notifier", func(ctx context.Context) error { return n.Run(ctx, false) }}}, nil
+				return []stage{{name: "notifier", run: func(ctx context.Context) error { return n.Run(ctx, false) }}}, nil
 			})
 		},
 	}
@@ -95,7 +95,7 @@ func (rt *runtime) gatewayStages(name string, m *gateways.Metrics, reg prometheu
 	switch name {
 	case "log":
 		g := gateways.New(rt.gatewayOptions("log", m), &logmedium.Sender{W: os.Stdout})
-		return []stage{{"log gateway", g.Run}}, nil
+		return []stage{{name: "log gateway", run: g.Run}}, nil
 	case "jabber":
 		return rt.jabberStages(m)
 	case "pagerduty":

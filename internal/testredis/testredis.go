@@ -130,6 +130,10 @@ func Pool(addr string, db int) *redis.Pool {
 	}
 }
 
+// Launch starts a private redis-server for programs that are not tests (the benchmark); the
+// caller stops it with Stop.
+func Launch(extraArgs ...string) (*Server, error) { return start(extraArgs...) }
+
 func start(extraArgs ...string) (*Server, error) {
 	if path, err := exec.LookPath("redis-server"); err == nil {
 		return startLocal(path, extraArgs...)
