@@ -19,7 +19,9 @@ func NewCheckWriter(keys schema.Keys, entity, check string, ops *Ops) *CheckWrit
 }
 
 // setCheck queues check hash fields for Flush.
-func (w *CheckWriter) setCheck(fieldValues ...any) { w.checkFields = append(w.checkFields, fieldValues...) }
+func (w *CheckWriter) setCheck(fieldValues ...any) {
+	w.checkFields = append(w.checkFields, fieldValues...)
+}
 
 // Flush writes the gathered check hash fields and the check's next revision (the guard of the
 // record these writes belong to).

@@ -169,7 +169,6 @@ type stageTracker struct {
 	stopped []string
 }
 
-
 func (t *stageTracker) start(name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
