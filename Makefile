@@ -40,8 +40,9 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
+# BENCH_FLAGS=--quick for a ten times smaller smoke run
 bench: build test-deps
-	$(GO) run ./cmd/flapjack-bench
+	$(GO) run ./cmd/flapjack-bench --binary $(BIN) $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin
