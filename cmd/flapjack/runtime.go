@@ -86,6 +86,7 @@ func newLogger(level, format string) (*zap.Logger, zap.AtomicLevel, error) {
 	}
 	encCfg := zap.NewProductionEncoderConfig()
 	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
+	encCfg.EncodeDuration = zapcore.StringDurationEncoder
 	var enc zapcore.Encoder
 	switch format {
 	case "json":
