@@ -57,6 +57,8 @@ const (
 	ModeEvent FactsMode = "event"
 	// ModeRollup adds the summary and whether the check is enabled.
 	ModeRollup FactsMode = "rollup"
+	// ModeMaintenance reads only the check hash and the maintenance windows.
+	ModeMaintenance FactsMode = "maintenance"
 )
 
 // Window is a maintenance window [Start, End).

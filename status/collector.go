@@ -1,6 +1,9 @@
 package status
 
 import (
+	"sync"
+	"time"
+
 	"github.com/gomodule/redigo/redis"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -9,14 +12,21 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Collector exports a Snapshot at every scrape (queue depths are read from Redis then, as
-// asynq's x/metrics does, so they are never stale).
+// Collector exports a Snapshot read from Redis at scrape time (as asynq's x/metrics does), at
+// most once per MaxAge: reading it costs a few commands per failing check, and several scrapers
+// or a short scrape interval must not load a large installation's Redis.
 type Collector struct {
 	Pool    *redis.Pool
 	Keys    schema.Keys
 	Options Options
 	Clock   clock.Clock
 	Log     *zap.Logger
+	// MaxAge is how long a snapshot is reused (default 5 s).
+	MaxAge time.Duration
+
+	mu   sync.Mutex
+	last Snapshot
+	read time.Time
 }
 
 var (
@@ -42,11 +52,31 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect implements prometheus.Collector.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+// snapshot returns a recent snapshot, reading a new one when the last is older than MaxAge.
+func (c *Collector) snapshot() (Snapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	maxAge := c.MaxAge
+	if maxAge <= 0 {
+		maxAge = 5 * time.Second
+	}
+	now := c.Clock.Now()
+	if !c.read.IsZero() && now.Sub(c.read) < maxAge {
+		return c.last, nil
+	}
 	conn := c.Pool.Get()
 	defer conn.Close()
-	s, err := Read(conn, c.Keys, c.Options, c.Clock.Now())
+	s, err := Read(conn, c.Keys, c.Options, now)
+	if err != nil {
+		return s, err
+	}
+	c.last, c.read = s, now
+	return s, nil
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	s, err := c.snapshot()
 	if err != nil {
 		c.Log.Warn("status scrape failed", zap.Error(err))
 		ch <- prometheus.MustNewConstMetric(scrapeErrors, prometheus.GaugeValue, 1)

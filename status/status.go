@@ -176,7 +176,7 @@ func readFailing(conn redis.Conn, keys schema.Keys, o Options, now time.Time, s 
 		var reqs []model.FactsRequest
 		for _, id := range ids[start:min(start+500, len(ids))] {
 			if e, c, ok := schema.SplitCheckID(id); ok {
-				reqs = append(reqs, model.FactsRequest{Entity: e, Check: c, Mode: model.ModeEventOK})
+				reqs = append(reqs, model.FactsRequest{Entity: e, Check: c, Mode: model.ModeMaintenance})
 			}
 		}
 		facts, err := model.ReadFacts(conn, keys, now, reqs)

@@ -112,23 +112,26 @@ func drain(c redis.Conn, n int) error {
 // stats is a snapshot of Redis counters used to compute per-event costs.
 type stats struct {
 	calls   map[string]int64
+	usec    map[string]int64
 	cpu     float64 // used_cpu_user + used_cpu_sys, seconds
 	memory  int64
 	scripts int64
 }
 
 func (r *redisEnv) snapshot() (stats, error) {
-	s := stats{calls: map[string]int64{}}
+	s := stats{calls: map[string]int64{}, usec: map[string]int64{}}
 	info, err := redis.String(r.do("INFO", "all"))
 	if err != nil {
 		return s, err
 	}
-	re := regexp.MustCompile(`^cmdstat_([a-z|_]+):calls=(\d+)`)
+	re := regexp.MustCompile(`^cmdstat_([a-z|_]+):calls=(\d+),usec=(\d+)`)
 	var user, sys float64
 	for _, l := range strings.Split(info, "\r\n") {
 		if m := re.FindStringSubmatch(l); m != nil {
 			n, _ := strconv.ParseInt(m[2], 10, 64)
 			s.calls[m[1]] = n
+			u, _ := strconv.ParseInt(m[3], 10, 64)
+			s.usec[m[1]] = u
 		}
 		if v, ok := strings.CutPrefix(l, "used_cpu_user:"); ok {
 			user, _ = strconv.ParseFloat(v, 64)
@@ -372,4 +375,26 @@ func (b *bench) printSummary() {
 			num(r.eventsPerSec, 0), num(r.p50, 2), num(r.p95, 2), num(r.p99, 2), num(r.rssMiB, 1), num(r.redisMiB, 1),
 			num(r.cmdsPerEvent, 1), num(r.tripsPerEvent, 3), num(r.redisUsPerEvent, 1), r.note)
 	}
+}
+
+// printCommands shows, per command, calls and Redis time per event between two snapshots.
+func printCommands(before, after stats, events int) {
+	type line struct {
+		name        string
+		calls, usec float64
+	}
+	var lines []line
+	for name, n := range after.calls {
+		calls := float64(n - before.calls[name])
+		usec := float64(after.usec[name] - before.usec[name])
+		if calls > 0 {
+			lines = append(lines, line{name, calls / float64(events), usec / float64(events)})
+		}
+	}
+	sort.Slice(lines, func(i, j int) bool { return lines[i].usec > lines[j].usec })
+	fmt.Printf("   %-20s %12s %12s\n", "command", "calls/event", "µs/event")
+	for _, l := range lines {
+		fmt.Printf("   %-20s %12.3f %12.2f\n", l.name, l.calls, l.usec)
+	}
+	fmt.Printf("   (total Redis CPU %.1f µs/event; script time includes the commands it runs)\n", (after.cpu-before.cpu)*1e6/float64(events))
 }

@@ -15,12 +15,13 @@ import (
 )
 
 type options struct {
-	binary  string
-	events  int
-	checks  int
-	quick   bool
-	only    string
-	latency time.Duration
+	binary   string
+	events   int
+	checks   int
+	quick    bool
+	only     string
+	latency  time.Duration
+	commands bool
 }
 
 func main() {
@@ -31,6 +32,7 @@ func main() {
 	flag.BoolVar(&o.quick, "quick", false, "ten times smaller streams (a smoke run)")
 	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (ceiling,executive,checks,history,scaling,pipeline,latency)")
 	flag.DurationVar(&o.latency, "latency-duration", 20*time.Second, "length of the latency run at 1,000 events/s")
+	flag.BoolVar(&o.commands, "commands", false, "print Redis's time per command for each measured run (where the time goes)")
 	flag.Parse()
 	if o.quick {
 		o.events /= 10

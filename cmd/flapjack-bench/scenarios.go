@@ -98,7 +98,7 @@ func (b *bench) runExecutives(env *redisEnv, events, procs int, extra ...string)
 			select {
 			case <-stop:
 				return
-			case <-time.After(200 * time.Millisecond):
+			case <-time.After(time.Second):
 			}
 			if h, err := scrapeHistogram(addrs[0], "flapjack_event_processing_seconds"); err == nil && len(h.counts) > 0 {
 				mu.Lock()
@@ -122,6 +122,9 @@ func (b *bench) runExecutives(env *redisEnv, events, procs int, extra ...string)
 		return res, err
 	}
 	res.before, res.after = before, after
+	if b.o.commands {
+		printCommands(before, after, events)
+	}
 	res.eventsPerSec = float64(events) / res.took.Seconds()
 	res.cmds, res.trips, res.redisUs = costs(before, after, events)
 	mu.Lock()

@@ -13,10 +13,11 @@
 -- ARGV[16] all_entity_ids_by_name   ARGV[17] prefix of entity_id:ENTITY
 -- ARGV[18] prefix of current_checks:ENTITY
 -- Then N records of 5 values: check hash (check:ID), history prefix "ID:", mode ("event-ok",
--- "event" or "rollup"), entity name, check name.
+-- "event", "rollup" or "maintenance"), entity name, check name.
 -- Mode "event-ok" skips notification and history reads when the stored state is ok (an ok event
--- on an ok check can never notify); "rollup" adds the enabled flag. Checks without maintenance
--- windows (nearly all) cost one EXISTS for both kinds.
+-- on an ok check can never notify); "rollup" adds the enabled flag; "maintenance" reads only
+-- the check hash and maintenance windows (status). Checks without maintenance windows (nearly
+-- all) cost one EXISTS for both kinds.
 -- Returns N arrays of 31 values (false = absent):
 --   1 state 2 last_change 3 revision 4 last_event_time 5 last_sequence
 --   6 initial_failure_delay 7 repeat_failure_delay
@@ -68,7 +69,7 @@ for i = 1, n do
     r[13] = redis.call('GET', p .. sfx[7])
   end
 
-  local full = mode ~= 'event-ok' or (h[1] and h[1] ~= 'ok')
+  local full = mode == 'event' or mode == 'rollup' or (mode == 'event-ok' and h[1] and h[1] ~= 'ok')
   for j = 14, 26 do r[j] = false end
   if full then
     local last = redis.call('MGET', p .. sfx[8], p .. sfx[9], p .. sfx[10], p .. sfx[11],
