@@ -262,11 +262,7 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 	}
 	p.notification = &n
 	entity, check := n.EntityCheck()
-	ids, err := model.ContactIDsFor(conn, nt.keys, entity, check)
-	if err != nil {
-		return nil, err
-	}
-	contacts, err := model.LoadContacts(conn, nt.keys, ids)
+	contacts, err := model.LoadRouting(conn, nt.keys, entity, check)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 )
 
 // Keys builds key names under an optional prefix (redis.key_prefix; empty = Flapjack-compatible).
+// A family's builder called with "" gives the family's prefix (Contact("") is "contact:"): Lua
+// scripts append ids they discover to it, so key names still come only from here.
 type Keys struct {
 	prefix string
 }

@@ -1,0 +1,76 @@
+package model
+
+import (
+	_ "embed"
+	"fmt"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+var (
+	//go:embed scripts/routing.lua
+	routingSource string
+	routingScript = redis.NewScript(0, routingSource)
+)
+
+// LoadRouting reads, in one round trip, the contacts interested in entity:check (each once, in
+// Flapjack's order: contacts_for:ENTITY_ID, contacts_for:ALL, contacts_for:ENTITY_ID:CHECK)
+// with their data, alert state and rules. Contacts with no data at all are left out.
+func LoadRouting(conn redis.Conn, keys schema.Keys, entity, check string) ([]Contact, error) {
+	reply, err := redis.Values(routingScript.Do(conn, entity, check,
+		keys.EntityIDsByName(), keys.EntityID(""), keys.ContactsFor(""), schema.AllContactsID,
+		keys.Contact(""), keys.ContactMedia(""), keys.ContactTimezone(""), keys.ContactMediaIntervals(""),
+		keys.ContactRollupThresholds(""), keys.ContactPagerduty(""), keys.ContactRules(""),
+		keys.ContactAlertState(""), keys.Rule("")))
+	if err != nil {
+		return nil, fmt.Errorf("load contacts of %s:%s: %w", entity, check, err)
+	}
+	var contacts []Contact
+	for _, raw := range reply[1:] {
+		parts, err := redis.Values(raw, nil)
+		if err != nil || len(parts) != 9 {
+			return nil, fmt.Errorf("load contacts of %s:%s: malformed reply", entity, check)
+		}
+		id, _ := redis.String(parts[0], nil)
+		rules, err := redis.Values(parts[8], nil)
+		if err != nil {
+			return nil, fmt.Errorf("load rules of contact %s: %w", id, err)
+		}
+		ruleIDs := make([]string, 0, len(rules)/2)
+		for i := 0; i+1 < len(rules); i += 2 {
+			rid, _ := redis.String(rules[i], nil)
+			ruleIDs = append(ruleIDs, rid)
+		}
+		// parts[7] is the alert state: decodeContact wants the same order as LoadContacts reads.
+		c, _, ok := decodeContact(id, []any{parts[1], parts[2], parts[3], parts[4], parts[5], parts[6], toBulk(ruleIDs), parts[7]})
+		if !ok {
+			continue
+		}
+		for i := 0; i+1 < len(rules); i += 2 {
+			rid, _ := redis.String(rules[i], nil)
+			m, _ := redis.StringMap(rules[i+1], nil)
+			if len(m) == 0 {
+				c.RuleErrors = append(c.RuleErrors, fmt.Errorf("rule %s is listed for contact %s but has no data", rid, id))
+				continue
+			}
+			rule, err := DecodeRule(rid, m)
+			if err != nil {
+				c.RuleErrors = append(c.RuleErrors, err)
+				continue
+			}
+			c.Rules = append(c.Rules, rule)
+		}
+		contacts = append(contacts, c)
+	}
+	return contacts, nil
+}
+
+func toBulk(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}

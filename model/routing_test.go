@@ -1,0 +1,60 @@
+package model
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// TestLoadRoutingMatchesTheStepByStepReads: the one-round-trip loader returns exactly what
+// ContactIDsFor followed by LoadContacts return.
+func TestLoadRoutingMatchesTheStepByStepReads(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("pfx:")
+	db.Do(t, "HSET", k.EntityIDsByName(), "web-01", "E1")
+	db.Do(t, "SADD", k.ContactsFor("E1"), "bob", "ada")
+	db.Do(t, "SADD", k.ContactsFor(schema.AllContactsID), "cyd", "ada")
+	db.Do(t, "SADD", k.ContactsForCheck("E1", "HTTP: 80"), "dee", "bob")
+	for _, c := range []string{"ada", "bob", "cyd", "dee"} {
+		db.Do(t, "HSET", k.Contact(c), "first_name", c)
+		db.Do(t, "HSET", k.ContactMedia(c), "sms", "+1", "email", c+"@example.com")
+	}
+	db.Do(t, "HDEL", k.Contact("dee"), "first_name")
+	db.Do(t, "SET", k.ContactTimezone("ada"), "Europe/London")
+	db.Do(t, "HSET", k.ContactMediaIntervals("ada"), "sms", 60)
+	db.Do(t, "HSET", k.ContactRollupThresholds("bob"), "email", 3)
+	db.Do(t, "HSET", k.ContactPagerduty("cyd"), "subdomain", "x", "token", "t")
+	db.Do(t, "HSET", k.ContactAlertState("ada"), "revision", 7, "drop:sms:web-01:HTTP: 80:critical", 99)
+	db.Do(t, "SADD", k.ContactRules("ada"), "r1", "r2", "missing")
+	db.Do(t, "HSET", k.Rule("r1"), "entities", `["web-01"]`, "critical_media", `["sms"]`, "critical_blackhole", "false")
+	db.Do(t, "HSET", k.Rule("r2"), "tags", `not json`)
+
+	conn := db.Conn(t)
+	defer conn.Close()
+	got, err := LoadRouting(conn, k, "web-01", "HTTP: 80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := ContactIDsFor(conn, k, "web-01", "HTTP: 80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := LoadContacts(conn, k, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("LoadRouting\n%+v\nstep by step\n%+v", got, want)
+	}
+	if got[0].ID != "ada" || got[0].Revision != 7 || got[0].SuppressedUntil["drop:sms:web-01:HTTP: 80:critical"] != 99 ||
+		len(got[0].Rules) != 1 || len(got[0].RuleErrors) != 2 {
+		t.Fatalf("ada %+v", got[0])
+	}
+	none, err := LoadRouting(conn, k, "unknown", "x")
+	if err != nil || len(none) != 2 || none[0].ID != "ada" || none[1].ID != "cyd" {
+		t.Fatalf("an unknown entity still gets contacts_for:ALL: %+v %v", none, err)
+	}
+}
