@@ -362,7 +362,7 @@ func (b *bench) printSummary() {
 	if len(b.rows) == 0 {
 		return
 	}
-	fmt.Println("\n| scenario | target | events/s | p50 ms | p95 ms | p99 ms | peak RSS MiB | Redis MiB | Redis cmds/event | round trips/event | Redis µs/event | notes |")
+	fmt.Println("\n| scenario | target | events/s | p50 ms | p95 ms | p99 ms | peak RSS MiB | Redis MiB | Redis cmds/event | requests/event | Redis µs/event | notes |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	num := func(v float64, prec int) string {
 		if math.IsNaN(v) || v == 0 {
