@@ -26,6 +26,8 @@ test-deps:
 test: test-deps
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
+	@echo "executive, notifier, replay and queue again on the embedded Redis of make run"
+	FLAPJACK_TEST_REDIS=embedded $(GO) test -count=1 -timeout 10m ./executive ./notifier ./queue ./model ./retention
 	@$(MAKE) --no-print-directory fuzz
 
 fuzz:

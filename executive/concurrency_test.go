@@ -93,11 +93,13 @@ func TestFourExecutivesAgreeWithOne(t *testing.T) {
 		wg.Wait()
 	}
 
-	single := testredis.New(t)
+	// A real redis-server always: this is about concurrency, not commands.
+	srv := testredis.StartServer(t)
+	single := srv.NewDB(t)
 	pushAll(t, single, keys.Events(), events)
 	run(single, 1)
 
-	many := testredis.New(t)
+	many := srv.NewDB(t)
 	pushAll(t, many, keys.Events(), events)
 	run(many, 4)
 

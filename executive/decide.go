@@ -252,6 +252,7 @@ func (d *decider) notify(ev *schema.Event, f *model.CheckFacts, view *checkView,
 		failing = ev.State
 	}
 	w.Notified(now, n.Type, failing)
+	w.NotificationOrder(notificationOrder(ev, maxSeverity))
 	payload, _ := json.Marshal(n)
 	w.PushNotification(d.notifications, payload)
 	return n

@@ -47,7 +47,7 @@ func TestTimelineLeavesExactlyTheDocumentedKeys(t *testing.T) {
 		"app-01.example.com:HTTP:sorted_unscheduled_maintenance_timestamps":  `zset[1767607240=1767607240]`,
 		"app-01.example.com:HTTP:states":                                     `list[1767520800, 1767607200, 1767607300]`,
 		"app-01.example.com:HTTP:unscheduled_maintenances":                   `zset[1767607240=60]`,
-		"check:app-01.example.com:HTTP":                                      `hash{details=, initial_failure_delay=30, last_change=1767607300, last_sequence=5, last_update=1767607300, perfdata=[{"key":"time","value":"0.48s"},{"key":"size","value":"10B"}], repeat_failure_delay=60, revision=5, state=ok, summary=fine}`,
+		"check:app-01.example.com:HTTP":                                      `hash{details=, initial_failure_delay=30, last_change=1767607300, last_notification_kind=recovery, last_sequence=5, last_update=1767607300, notified_severity=none, perfdata=[{"key":"time","value":"0.48s"},{"key":"size","value":"10B"}], repeat_failure_delay=60, revision=5, state=ok, summary=fine}`,
 		"check_hashes_by_id":                                                 `hash{app-01.example.com:HTTP=cccf8770}`,
 		"checks_by_hash":                                                     `hash{cccf8770=app-01.example.com:HTTP}`,
 		"current_checks:app-01.example.com":                                  `zset[HTTP=1767607300]`,

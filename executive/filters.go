@@ -46,8 +46,14 @@ func pipeline(defaultAck int64) []Filter {
 }
 
 // lastNotification is the most recent of the warning, critical, unknown, recovery and
-// acknowledgement notifications (reference §2.5: not problem, not test).
+// acknowledgement notifications (reference §2.5: not problem, not test). The recorded order wins
+// over the whole-second timestamps, which cannot tell notifications of one second apart.
 func lastNotification(f *model.CheckFacts) (kind string, at int64) {
+	if f.LastNotificationKind != "" {
+		if k, ok := model.KindIndex(f.LastNotificationKind); ok {
+			return f.LastNotificationKind, f.LastNotified[k]
+		}
+	}
 	for _, k := range []int{model.KindWarning, model.KindCritical, model.KindUnknown, model.KindRecovery, model.KindAcknowledgement} {
 		if t := f.LastNotified[k]; t > at {
 			kind, at = model.KindNames[k], t
@@ -56,9 +62,19 @@ func lastNotification(f *model.CheckFacts) (kind string, at int64) {
 	return kind, at
 }
 
+// noSeverity is notified_severity's value right after a recovery.
+const noSeverity = "none"
+
 // maxNotifiedSeverity is the highest failing severity notified since the last recovery
-// (reference §2.5), in priority order rather than recency.
+// (reference §2.5), in priority order rather than recency: the recorded value, else derived from
+// the timestamps (a database written by Flapjack 1.x).
 func maxNotifiedSeverity(f *model.CheckFacts) string {
+	switch f.NotifiedSeverity {
+	case noSeverity:
+		return ""
+	case schema.StateCritical, schema.StateWarning, schema.StateUnknown:
+		return f.NotifiedSeverity
+	}
 	recovery := f.LastNotified[model.KindRecovery]
 	switch {
 	case f.LastNotified[model.KindCritical] > recovery:
@@ -172,4 +188,35 @@ func recordAcknowledgement(ev *schema.Event, defaultAck int64, in *intents) {
 		in.ackDuration = ev.Duration
 	}
 	in.ackSummary = ev.Summary
+}
+
+// severityRank orders failing states for "the highest severity".
+func severityRank(state string) int {
+	switch state {
+	case schema.StateCritical:
+		return 3
+	case schema.StateWarning:
+		return 2
+	case schema.StateUnknown:
+		return 1
+	}
+	return 0
+}
+
+// notificationOrder is what a notification changes in the recorded order: its kind (tests do not
+// count) and the highest severity notified since the last recovery.
+func notificationOrder(ev *schema.Event, previousMax string) (kind, severity string) {
+	switch {
+	case ev.IsFailure():
+		severity = previousMax
+		if severityRank(ev.State) > severityRank(previousMax) {
+			severity = ev.State
+		}
+		return ev.State, severity
+	case ev.IsOK():
+		return schema.NotificationRecovery, noSeverity
+	case ev.IsAcknowledgement():
+		return schema.NotificationAcknowledgement, ""
+	}
+	return "", ""
 }

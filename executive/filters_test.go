@@ -152,6 +152,35 @@ func TestSeverity(t *testing.T) {
 	}
 }
 
+func TestRecordedOrderWinsOverSameSecondTimestamps(t *testing.T) {
+	t.Parallel()
+	f := notified(map[int]int64{model.KindCritical: 10, model.KindRecovery: 10})
+	f.LastNotificationKind, f.NotifiedSeverity = "critical", "critical"
+	if kind, _ := lastNotification(&f); kind != "critical" || maxNotifiedSeverity(&f) != "critical" {
+		t.Fatalf("problem after a recovery in one second: last %s, max %s", kind, maxNotifiedSeverity(&f))
+	}
+	f.LastNotificationKind, f.NotifiedSeverity = "recovery", "none"
+	if kind, _ := lastNotification(&f); kind != "recovery" || maxNotifiedSeverity(&f) != "" {
+		t.Fatalf("recovery after a problem in one second: last %s, max %q", kind, maxNotifiedSeverity(&f))
+	}
+	cases := []struct {
+		ev                  *schema.Event
+		previous, kind, sev string
+	}{
+		{svc("warning"), "", "warning", "warning"},
+		{svc("warning"), "critical", "warning", "critical"},
+		{svc("critical"), "unknown", "critical", "critical"},
+		{svc("ok"), "critical", "recovery", "none"},
+		{ev("action", "acknowledgement"), "critical", "acknowledgement", ""},
+		{ev("action", "test_notifications"), "critical", "", ""},
+	}
+	for _, c := range cases {
+		if kind, sev := notificationOrder(c.ev, c.previous); kind != c.kind || sev != c.sev {
+			t.Errorf("%s after %q: %q %q, want %q %q", c.ev.State, c.previous, kind, sev, c.kind, c.sev)
+		}
+	}
+}
+
 func TestMaxNotifiedSeverityIsPriorityNotRecency(t *testing.T) {
 	t.Parallel()
 	f := notified(map[int]int64{model.KindCritical: 10, model.KindWarning: 20})

@@ -67,7 +67,8 @@ func startChild(t *testing.T, db *testredis.DB) *exec.Cmd {
 // atomically with each event's effects count them again.
 func TestKilledExecutiveLosesNothing(t *testing.T) {
 	t.Parallel()
-	db := testredis.New(t)
+	// A real redis-server always: this is about crash behaviour under load, not commands.
+	db := testredis.StartServer(t).NewDB(t)
 	keys := schema.NewKeys("")
 	const checks, perCheck = 200, 60
 	var events []string
@@ -87,6 +88,7 @@ func TestKilledExecutiveLosesNothing(t *testing.T) {
 	var killed []int
 	for kill := 0; kill < 5; kill++ {
 		child := startChild(t, db)
+		t.Cleanup(func() { child.Process.Kill() })
 		// let it work a little, then kill it without warning
 		waitFor(t, 10*time.Second, func() bool {
 			n, _ := redis.Int(db.Do(t, "HGET", keys.EventCounters(), "all"), nil)

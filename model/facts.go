@@ -106,6 +106,14 @@ type CheckFacts struct {
 	Summary  string
 	Details  string
 	Enabled  bool // ModeRollup only
+
+	// LastNotificationKind is the kind of the latest warning, critical, unknown, recovery or
+	// acknowledgement notification, and NotifiedSeverity the highest failing severity notified
+	// since the last recovery ("none" after one). They order notifications of the same second,
+	// which the documented timestamps cannot; "" when written by Flapjack 1.x (then the
+	// timestamps decide).
+	LastNotificationKind string
+	NotifiedSeverity     string
 }
 
 // FactsRequest names a check to read.
@@ -162,8 +170,8 @@ func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 }
 
 func decodeFacts(r FactsRequest, v []any) (CheckFacts, error) {
-	if len(v) != 31 {
-		return CheckFacts{}, fmt.Errorf("%d values, want 31", len(v))
+	if len(v) != 33 {
+		return CheckFacts{}, fmt.Errorf("%d values, want 33", len(v))
 	}
 	f := CheckFacts{ID: schema.CheckID(r.Entity, r.Check), Entity: r.Entity, Check: r.Check}
 	f.State = str(v[0])
@@ -192,6 +200,8 @@ func decodeFacts(r FactsRequest, v []any) (CheckFacts, error) {
 	f.Enabled = num(v[28]) == 1
 	f.NotificationsRead = num(v[29]) == 1
 	f.Details = str(v[30])
+	f.LastNotificationKind = str(v[31])
+	f.NotifiedSeverity = str(v[32])
 	return f, nil
 }
 

@@ -132,6 +132,18 @@ func (w *CheckWriter) Notified(now int64, notificationType, failingState string)
 	}
 }
 
+// NotificationOrder records the kind of the latest notification and the highest failing
+// severity notified since the last recovery ("none" right after one) in the check hash, so
+// notifications of the same second keep their order (SPEC 4.1). An empty value is left alone.
+func (w *CheckWriter) NotificationOrder(kind, severity string) {
+	if kind != "" {
+		w.setCheck("last_notification_kind", kind)
+	}
+	if severity != "" {
+		w.setCheck("notified_severity", severity)
+	}
+}
+
 // StoreMaintenance records a maintenance window of kind (scheduled/unscheduled) with its summary.
 func (w *CheckWriter) StoreMaintenance(kind string, start, duration int64, summary string) {
 	k := w.Keys

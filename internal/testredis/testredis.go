@@ -23,6 +23,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/ory/dockertest/v3"
+
+	"github.com/flapjackgo/flapjack/internal/embeddedredis"
 )
 
 // databases is how many logical databases the shared server offers (one per test).
@@ -89,11 +91,11 @@ func New(t testing.TB) *DB {
 	return shared.NewDB(t)
 }
 
-// StartServer starts a private server (for tests that stop, restart or kill it); it is stopped
-// when the test ends.
+// StartServer starts a private redis-server (for tests that stop, restart or kill it, or that
+// are about real Redis's behaviour); it is stopped when the test ends.
 func StartServer(t testing.TB, extraArgs ...string) *Server {
 	t.Helper()
-	s, err := start(extraArgs...)
+	s, err := startMode(false, extraArgs...)
 	if err != nil {
 		t.Fatalf("cannot start Redis for tests: %v\ninstall it with: %s", err, InstallHint)
 	}
@@ -134,7 +136,23 @@ func Pool(addr string, db int) *redis.Pool {
 // caller stops it with Stop.
 func Launch(extraArgs ...string) (*Server, error) { return start(extraArgs...) }
 
+// EmbeddedEnv selects the in-process Redis-compatible server flapjack embeds (miniredis) instead
+// of redis-server: FLAPJACK_TEST_REDIS=embedded go test ./executive ./notifier proves the
+// embedded default supports every command and script those stages use.
+const EmbeddedEnv = "FLAPJACK_TEST_REDIS"
+
 func start(extraArgs ...string) (*Server, error) {
+	return startMode(os.Getenv(EmbeddedEnv) == "embedded", extraArgs...)
+}
+
+func startMode(embedded bool, extraArgs ...string) (*Server, error) {
+	if embedded {
+		srv, err := embeddedredis.Start("")
+		if err != nil {
+			return nil, err
+		}
+		return &Server{Addr: srv.Addr(), cleanup: srv.Close}, nil
+	}
 	if path, err := exec.LookPath("redis-server"); err == nil {
 		return startLocal(path, extraArgs...)
 	}

@@ -18,7 +18,7 @@
 -- on an ok check can never notify); "rollup" adds the enabled flag; "maintenance" reads only
 -- the check hash and maintenance windows (status). Checks without maintenance windows (nearly
 -- all) cost one EXISTS for both kinds.
--- Returns N arrays of 31 values (false = absent):
+-- Returns N arrays of 33 values (false = absent):
 --   1 state 2 last_change 3 revision 4 last_event_time 5 last_sequence
 --   6 initial_failure_delay 7 repeat_failure_delay
 --   8 SM start 9 SM end (active window ending last) 10 SM current key value
@@ -26,7 +26,8 @@
 --   14-20 last notification timestamps (problem ... test)
 --   21-23 newest history entry ts/state/summary 24-26 the one before
 --   27 entity id (only for checks without a state) 28 summary 29 enabled (1/0) 30 history read (1/0)
---   31 details
+--   31 details 32 last_notification_kind 33 notified_severity (the order of notifications, kept
+--   beside their whole-second timestamps)
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local sfx = {}
@@ -39,7 +40,8 @@ for i = 1, n do
   base = base + 5
   local r = {}
   local h = redis.call('HMGET', hash, 'state', 'last_change', 'revision', 'last_event_time',
-    'last_sequence', 'initial_failure_delay', 'repeat_failure_delay', 'summary', 'details')
+    'last_sequence', 'initial_failure_delay', 'repeat_failure_delay', 'summary', 'details',
+    'last_notification_kind', 'notified_severity')
   for j = 1, 7 do r[j] = h[j] end
 
   local sm_key, um_sorted = p .. sfx[3], p .. sfx[5]
@@ -93,7 +95,7 @@ for i = 1, n do
     r[29] = redis.call('ZSCORE', current_prefix .. entity, check) and 1 or 0
   end
   r[30] = full and 1 or 0
-  r[31] = h[9]
+  r[31], r[32], r[33] = h[9], h[10], h[11]
   out[i] = r
 end
 return out
