@@ -428,3 +428,23 @@ func TestImportRoundTripsTheExamplesAndRefusesABrokenFile(t *testing.T) {
 		t.Fatalf("a refused file wrote %d keys", n)
 	}
 }
+
+// TestHTTPReceiverQueuesEvents: `receiver http` serves POST /events on its own.
+func TestHTTPReceiverQueuesEvents(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	addr := freeAddr(t)
+	p := start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr}, "receiver", "http")
+	p.waitLine(t, true, regexp.MustCompile(`HTTP listening`), 10*time.Second)
+	resp, err := http.Post("http://"+addr+"/events", "application/json",
+		strings.NewReader(`{"entity":"r1","check":"c","type":"service","state":"ok"}`))
+	if err != nil || resp.StatusCode != 202 {
+		t.Fatalf("POST /events: %v %v", resp, err)
+	}
+	if n, _ := redis.Int(db.Do(t, "LLEN", "events"), nil); n != 1 {
+		t.Fatalf("%d events queued", n)
+	}
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}

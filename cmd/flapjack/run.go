@@ -36,6 +36,7 @@ const shutdownGrace = 20 * time.Second
 
 // runStages connects, builds the stages and runs them until SIGINT/SIGTERM or until one fails.
 // When metrics.addr is set, a listener serves /metrics, /healthz and /readyz for them.
+// The registry handed to build is a *prometheus.Registry, so a stage may also serve it.
 func runStages(c *cli.Context, build func(*runtime, prometheus.Registerer) ([]stage, error)) error {
 	rt, err := setup(c)
 	if err != nil {

@@ -15,8 +15,11 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
 
+	"github.com/flapjackgo/flapjack/api"
 	"github.com/flapjackgo/flapjack/internal/humantime"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/receiver"
@@ -508,8 +511,24 @@ func (e redisEnqueuer) Enqueue(ctx context.Context, event []byte) error {
 func receiverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "receiver",
-		Usage: "feed events from Nagios (perfdata FIFO) or JSON (stdin or file, Sensu events with --sensu)",
+		Usage: "feed events from Nagios (perfdata FIFO), JSON (stdin or file, Sensu events with --sensu) or HTTP",
 		Subcommands: []*cli.Command{
+			{
+				Name:  "http",
+				Usage: "serve POST /events (and /healthz, /readyz, /metrics) on http.addr, without running any stage",
+				Action: func(c *cli.Context) error {
+					return runStages(c, func(rt *runtime, reg prometheus.Registerer) ([]stage, error) {
+						o := api.Options{Addr: rt.values.String("http.addr"), Token: rt.values.String("http.token"),
+							MaxBody: int64(rt.values.Int("http.max_body_bytes")), Pool: rt.pool, Keys: rt.keys,
+							EventsQueue: rt.values.String("executive.queue"), Gatherer: reg.(prometheus.Gatherer),
+							Log: rt.log.With(zap.String("stage", "http")), EventsEnabled: true}
+						if err := o.Validate(); err != nil {
+							return nil, cli.Exit(err.Error(), 2)
+						}
+						return []stage{{name: "http receiver", run: func(ctx context.Context) error { return api.Serve(ctx, o) }}}, nil
+					})
+				},
+			},
 			{
 				Name:  "nagios",
 				Usage: "read Nagios host and service perfdata lines from a named pipe (reopened at EOF)",
