@@ -212,6 +212,11 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	return l.w.Write(b)
 }
 
+// cpu is the CPU time (user + system) the process used, after it exited.
+func (p *proc) cpu() time.Duration {
+	return p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
+}
+
 // wait waits for the process to exit and returns its wall time and peak RSS in MiB.
 func (p *proc) wait(timeout time.Duration) (time.Duration, float64, error) {
 	go io.Copy(io.Discard, p.stdout)

@@ -67,6 +67,7 @@ func (b *bench) ceiling() error {
 // runResult is one measured executive run.
 type runResult struct {
 	took          time.Duration
+	cpuUs         float64 // flapjack processes' CPU per event
 	eventsPerSec  float64
 	rss           float64
 	hist          histogram
@@ -115,6 +116,7 @@ func (b *bench) runExecutives(env *redisEnv, events, procs int, extra ...string)
 		}
 		res.took = max(res.took, took)
 		res.rss = max(res.rss, rss)
+		res.cpuUs += float64(p.cpu().Microseconds()) / float64(events)
 	}
 	close(stop)
 	after, err := env.snapshot()
@@ -170,7 +172,8 @@ func (b *bench) executiveThroughput() error {
 	perCheckDone := float64(done.memory-empty.memory) / float64(b.o.checks)
 	fmt.Printf("   %.0f events/s (%d events after one per check to warm up), peak RSS %.1f MiB\n", r.eventsPerSec, rest, r.rss)
 	fmt.Printf("   latency from claim to written p50/p95/p99: %.2f / %.2f / %.2f ms\n", r.hist.quantile(.5), r.hist.quantile(.95), r.hist.quantile(.99))
-	fmt.Printf("   Redis: %.1f commands, %.3f requests (an upper bound on round trips) and %.1f µs of CPU per event\n", r.cmds, r.trips, r.redisUs)
+	fmt.Printf("   Redis: %.1f commands, %.3f requests (an upper bound on round trips) and %.1f µs of CPU per event; the executive %.1f µs of CPU per event\n",
+		r.cmds, r.trips, r.redisUs, r.cpuUs)
 	fmt.Printf("   Redis memory per check: %.0f bytes after one event each, %.0f bytes after %d events (no growth = bounded)\n",
 		perCheckWarm, perCheckDone, b.o.events)
 	b.record(fmt.Sprintf("executive, %dk events / %dk checks", b.o.events/1000, b.o.checks/1000), "≥ 20,000 events/s, ≤ 2 round trips, RSS ≤ 64 MiB",
