@@ -123,6 +123,7 @@ func New(o Options) *Executive {
 	x.registry = &queue.Registry{
 		Pool: o.Pool, Keys: o.Keys, Spec: spec, ID: o.Identity, Clock: o.HeartbeatClock,
 		Version: o.Version, Beat: o.Beat, Log: x.log, Stats: x.metrics.instanceStats,
+		KeepAlive: map[string]time.Duration{x.target.InstanceCounters: instanceCountersTTL},
 	}
 	return x
 }
@@ -146,7 +147,7 @@ func (x *Executive) initCounters(ctx context.Context) error {
 		conn.Send("HSETNX", x.target.Counters, f, 0)
 		conn.Send("HSET", inst, f, 0)
 	}
-	conn.Send("EXPIRE", inst, 12*24*3600)
+	conn.Send("EXPIRE", inst, int64(instanceCountersTTL/time.Second))
 	if _, err := conn.Do("EXEC"); err != nil {
 		return fmt.Errorf("init event counters: %w", err)
 	}
@@ -217,6 +218,10 @@ type pendingEvent struct {
 	seq   int64
 	event schema.Event
 }
+
+// instanceCountersTTL is how long event_counters:HOST:PID outlives its instance (Flapjack: 12
+// days, renewed while the instance runs).
+const instanceCountersTTL = 12 * 24 * time.Hour
 
 // perMinuteTTL keeps the per-minute event counters long enough for `flapjack status`'s
 // ten-minute window.

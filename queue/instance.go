@@ -36,6 +36,9 @@ type Registry struct {
 	Log        *zap.Logger
 	// Stats, when set, adds fields (processed counts...) to every heartbeat.
 	Stats func() map[string]int64
+	// KeepAlive lists more keys of this instance whose expiry every heartbeat renews, with their
+	// time to live (the executive's event_counters:HOST:PID, 12 days as in Flapjack).
+	KeepAlive map[string]time.Duration
 
 	boot time.Time
 }
@@ -93,6 +96,9 @@ func (r *Registry) Heartbeat(ctx context.Context) error {
 	conn.Send("HSET", args...)
 	conn.Send("EXPIRE", record, ttl)
 	conn.Send("SADD", r.Keys.Instances(r.Spec.Stage), r.ID.ID())
+	for key, keep := range r.KeepAlive {
+		conn.Send("EXPIRE", key, int64(keep/time.Second))
+	}
 	if _, err := conn.Do("EXEC"); err != nil {
 		return fmt.Errorf("heartbeat %s: %w", r.ID.ID(), err)
 	}

@@ -74,21 +74,60 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 	if len(s.Only) > 0 {
 		return st, s.trimAll(ctx, conn, s.Only, cutoff, &st)
 	}
-	for start := 0; ; start += pageSize {
+	// ZSCAN, not ranges by rank: events re-score all_checks all the time, and a cursor still
+	// visits every check present for the whole sweep (one may come twice, which is harmless).
+	cursor := "0"
+	for {
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
-		ids, err := redis.Strings(conn.Do("ZRANGE", s.Keys.AllChecks(), start, start+pageSize-1))
+		reply, err := redis.Values(conn.Do("ZSCAN", s.Keys.AllChecks(), cursor, "COUNT", pageSize))
 		if err != nil {
 			return st, fmt.Errorf("retention sweep: list checks: %w", err)
+		}
+		cursor, _ = redis.String(reply[0], nil)
+		pairs, _ := redis.Strings(reply[1], nil)
+		ids := make([]string, 0, len(pairs)/2)
+		for i := 0; i < len(pairs); i += 2 {
+			ids = append(ids, pairs[i])
 		}
 		if err := s.trimAll(ctx, conn, ids, cutoff, &st); err != nil {
 			return st, err
 		}
-		if len(ids) < pageSize {
-			return st, nil
+		if cursor == "0" {
+			return st, s.forgetExpiredArchives(conn)
 		}
 	}
+}
+
+// forgetExpiredArchives removes from known_events_archive_keys the archive lists that have
+// expired (reference §1.1), so the index does not grow for ever.
+func (s *Sweeper) forgetExpiredArchives(conn redis.Conn) error {
+	known, err := redis.Strings(conn.Do("SMEMBERS", s.Keys.KnownEventsArchiveKeys()))
+	if err != nil || len(known) == 0 {
+		return err
+	}
+	for _, k := range known {
+		conn.Send("EXISTS", k)
+	}
+	if err := conn.Flush(); err != nil {
+		return err
+	}
+	var gone []any
+	for _, k := range known {
+		n, err := redis.Int(conn.Receive())
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			gone = append(gone, k)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	_, err = conn.Do("SREM", append([]any{s.Keys.KnownEventsArchiveKeys()}, gone...)...)
+	return err
 }
 
 func (s *Sweeper) trimAll(ctx context.Context, conn redis.Conn, ids []string, cutoff int64, st *Stats) error {

@@ -2,6 +2,7 @@ package retention
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -102,5 +103,29 @@ func TestOldQuietCheckKeepsItsOnlyStateChange(t *testing.T) {
 	}
 	if v := db.Do(t, "GET", k.StateAt(id, ts)); v == nil {
 		t.Fatal("the only state change was removed")
+	}
+}
+
+func TestSweepVisitsEveryCheckAndForgetsExpiredArchives(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	now := int64(1_800_000_000)
+	for i := 0; i < 1234; i++ {
+		db.Do(t, "ZADD", k.AllChecks(), now-int64(i), fmt.Sprintf("e%d:c", i))
+	}
+	db.Do(t, "RPUSH", "events_archive:2026010100", "x")
+	db.Do(t, "SADD", k.KnownEventsArchiveKeys(), "events_archive:2026010100", "events_archive:2025010100")
+	s := &Sweeper{Pool: db.Pool, Keys: k, Policy: Policy{MaxAge: time.Hour}, Clock: clock.NewFake(time.Unix(now, 0)), Log: zap.NewNop()}
+	st, err := s.Sweep(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Checks < 1234 {
+		t.Fatalf("visited %d of 1234 checks", st.Checks)
+	}
+	known, _ := redis.Strings(db.Do(t, "SMEMBERS", k.KnownEventsArchiveKeys()), nil)
+	if len(known) != 1 || known[0] != "events_archive:2026010100" {
+		t.Fatalf("archive index %v", known)
 	}
 }
