@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -33,8 +34,8 @@ func TestClaimLeftAfterAConnectionErrorIsRetried(t *testing.T) {
 	}
 	defer conn.Close()
 
-	x := start(t, []string{"FLAPJACK_REDIS_URL=redis://" + srv.Addr + "/0", "FLAPJACK_INSTANCE_HEARTBEAT=1s"}, "executive")
-	x.waitLines(t, regexp.MustCompile(`stage started`), 1, 15*time.Second)
+	x := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=redis://" + srv.Addr + "/0", "FLAPJACK_INSTANCE_HEARTBEAT=1s"}, "executive")
+	x.WaitLines(t, regexp.MustCompile(`stage started`), 1, 15*time.Second)
 	ids, err := redis.Strings(conn.Do("SMEMBERS", keys.Instances("executive")))
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("executive instances: %v %v", ids, err)

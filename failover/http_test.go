@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -27,8 +28,8 @@ func TestHTTPWriteEndpointsNeedTheToken(t *testing.T) {
 	base := []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_REDIS_EMBEDDED=never"}
 
 	// 0.0.0.0 without a token: exit 2 naming http.token; nothing registered, nothing listening.
-	_, port, _ := net.SplitHostPort(freeAddr(t))
-	_, errOut, code := run(t, append(base, "FLAPJACK_HTTP_ADDR=0.0.0.0:"+port), 20*time.Second, "server")
+	_, port, _ := net.SplitHostPort(testbinary.FreeAddr(t))
+	_, errOut, code := testbinary.Run(t, append(base, "FLAPJACK_HTTP_ADDR=0.0.0.0:"+port), "", 20*time.Second, "server")
 	if code != 2 || !strings.Contains(errOut, "http.token") {
 		t.Fatalf("server on 0.0.0.0 without a token: exit %d, stderr %q; want 2 naming http.token", code, errOut)
 	}
@@ -38,9 +39,9 @@ func TestHTTPWriteEndpointsNeedTheToken(t *testing.T) {
 
 	// With a token (on loopback, where it is optional but still enforced once set).
 	token := "tok-" + randomHex(t)
-	addr := freeAddr(t)
-	srv := start(t, append(base, "FLAPJACK_HTTP_ADDR="+addr, "FLAPJACK_HTTP_TOKEN="+token), "server")
-	srv.waitLines(t, regexp.MustCompile(`HTTP listening.*"token": true`), 1, 15*time.Second)
+	addr := testbinary.FreeAddr(t)
+	srv := testbinary.Start(t, append(base, "FLAPJACK_HTTP_ADDR="+addr, "FLAPJACK_HTTP_TOKEN="+token), "server")
+	srv.WaitLines(t, regexp.MustCompile(`HTTP listening.*"token": true`), 1, 15*time.Second)
 	post := func(auth string) int {
 		req, _ := http.NewRequest("POST", "http://"+addr+"/events",
 			strings.NewReader(`{"entity":"tok-host","check":"API","type":"service","state":"warning"}`))
@@ -76,10 +77,10 @@ func TestHTTPWriteEndpointsNeedTheToken(t *testing.T) {
 			t.Errorf("GET %s without a token: %d, want 200", path, code)
 		}
 	}
-	if strings.Contains(srv.text(true)+srv.text(false), token) {
+	if strings.Contains(srv.Text(true)+srv.Text(false), token) {
 		t.Error("the server printed the HTTP token")
 	}
-	if code := srv.stop(t); code != 0 {
+	if code := srv.Stop(t); code != 0 {
 		t.Errorf("server exited %d after SIGTERM", code)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testredis"
 	"github.com/flapjackgo/flapjack/redisconn"
 	"github.com/flapjackgo/flapjack/schema"
@@ -263,19 +264,19 @@ func failoverRound(t *testing.T) failoverResult {
 	}
 	seed.Close()
 
-	httpAddr := freeAddr(t)
+	httpAddr := testbinary.FreeAddr(t)
 	env := []string{
 		"FLAPJACK_REDIS_EMBEDDED=never",
 		"FLAPJACK_REDIS_SENTINEL_ADDRS=" + strings.Join(set.Addrs(), ","),
 		"FLAPJACK_REDIS_SENTINEL_MASTER=" + set.MasterName,
 		"FLAPJACK_INSTANCE_HEARTBEAT=1s",
 	}
-	srv := start(t, append([]string{
+	srv := testbinary.Start(t, append([]string{
 		"FLAPJACK_HTTP_ADDR=" + httpAddr,
 		"FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=0",
 		"FLAPJACK_EXECUTIVE_REPEAT_FAILURE_DELAY=0",
 	}, env...), "server")
-	srv.waitLines(t, regexp.MustCompile(`stage started`), 3, 15*time.Second)
+	srv.WaitLines(t, regexp.MustCompile(`stage started`), 3, 15*time.Second)
 	readyz := "http://" + httpAddr + "/readyz"
 	waitUntil(t, 10*time.Second, "readyz 200 before the kill", func() bool { return getStatus(readyz) == 200 })
 
@@ -407,10 +408,10 @@ func failoverRound(t *testing.T) failoverResult {
 	report(t, res)
 
 	// The server never exited and follows the new master.
-	if srv.exited() {
-		t.Fatalf("flapjack server exited during the failover: %v", srv.cmd.ProcessState)
+	if srv.Exited() {
+		t.Fatalf("flapjack server exited during the failover: %v", srv.ExitCode())
 	}
-	if n := len(srv.waitLines(t, regexp.MustCompile(`redis master found through sentinel.*`+regexp.QuoteMeta(newMaster)), 1, 5*time.Second)); n == 0 {
+	if n := len(srv.WaitLines(t, regexp.MustCompile(`redis master found through sentinel.*`+regexp.QuoteMeta(newMaster)), 1, 5*time.Second)); n == 0 {
 		t.Fatal("no stage logged the new master")
 	}
 	if firstAfter.IsZero() {
@@ -425,7 +426,7 @@ func failoverRound(t *testing.T) failoverResult {
 	if code := getStatus(readyz); code != 200 {
 		t.Errorf("/readyz after the failover: %d", code)
 	}
-	out, errOut, code := run(t, env, 20*time.Second, "status", "--json")
+	out, errOut, code := testbinary.Run(t, env, "", 20*time.Second, "status", "--json")
 	var st struct {
 		Healthy   bool     `json:"healthy"`
 		Problems  []string `json:"problems"`
@@ -455,12 +456,12 @@ func failoverRound(t *testing.T) failoverResult {
 var alertSeq = regexp.MustCompile(`^ALERT Problem: "load-(\d+)" on ` + entity + ` is Critical, seq=\d+ \[contact=ops`)
 
 // alertTimes maps each event's seq to the times its ALERT lines were printed.
-func alertTimes(srv *process) map[int][]time.Time {
+func alertTimes(srv *testbinary.Process) map[int][]time.Time {
 	out := map[int][]time.Time{}
-	for _, l := range srv.lines(false) {
-		if m := alertSeq.FindStringSubmatch(l.text); m != nil {
+	for _, l := range srv.Lines(false) {
+		if m := alertSeq.FindStringSubmatch(l.Text); m != nil {
 			seq, _ := strconv.Atoi(m[1])
-			out[seq] = append(out[seq], l.at)
+			out[seq] = append(out[seq], l.At)
 		}
 	}
 	return out
@@ -468,12 +469,12 @@ func alertTimes(srv *process) map[int][]time.Time {
 
 // waitQuiet waits until the queues and processing lists on the new master are empty and no
 // alert was printed for a second; false on timeout.
-func waitQuiet(conn redis.Conn, srv *process, queues []string, timeout time.Duration) bool {
+func waitQuiet(conn redis.Conn, srv *testbinary.Process, queues []string, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	lastCount, lastChange := -1, time.Now()
 	for time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
-		n := len(srv.lines(false))
+		n := len(srv.Lines(false))
 		if n != lastCount {
 			lastCount, lastChange = n, time.Now()
 			continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -84,9 +85,9 @@ func TestTLSAndAuthEndToEnd(t *testing.T) {
 	}
 
 	// The good configuration: the executive processes an event.
-	x := start(t, good, "executive")
-	x.waitLines(t, regexp.MustCompile(`stage started`), 1, 15*time.Second)
-	using := x.waitLines(t, regexp.MustCompile(`using Redis`), 1, time.Second)[0]
+	x := testbinary.Start(t, good, "executive")
+	x.WaitLines(t, regexp.MustCompile(`stage started`), 1, 15*time.Second)
+	using := x.WaitLines(t, regexp.MustCompile(`using Redis`), 1, time.Second)[0]
 	if !strings.Contains(using, redacted) {
 		t.Errorf("the `using Redis` line does not show the redacted URL %s: %s", redacted, using)
 	}
@@ -104,7 +105,7 @@ func TestTLSAndAuthEndToEnd(t *testing.T) {
 	}
 
 	// status --json over TLS with the password: healthy, the executive listed, no secret.
-	out, errOut, code := run(t, good, 20*time.Second, "status", "--json")
+	out, errOut, code := testbinary.Run(t, good, "", 20*time.Second, "status", "--json")
 	var st struct {
 		Redis     string `json:"redis"`
 		Healthy   bool   `json:"healthy"`
@@ -123,15 +124,15 @@ func TestTLSAndAuthEndToEnd(t *testing.T) {
 	assertNoSecret(t, "status --json stdout", out, secretsOf...)
 	assertNoSecret(t, "status --json stderr", errOut, secretsOf...)
 
-	if code := x.stop(t); code != 0 {
+	if code := x.Stop(t); code != 0 {
 		t.Errorf("executive exited %d after SIGTERM", code)
 	}
-	assertNoSecret(t, "executive stdout", x.text(false), secretsOf...)
-	assertNoSecret(t, "executive stderr", x.text(true), secretsOf...)
+	assertNoSecret(t, "executive stdout", x.Text(false), secretsOf...)
+	assertNoSecret(t, "executive stderr", x.Text(true), secretsOf...)
 
 	// A wrong password: one-shot commands and the executive fail with an authentication error
 	// that repeats neither password nor user-info.
-	out, errOut, code = run(t, wrongPassword, 20*time.Second, "status", "--json")
+	out, errOut, code = testbinary.Run(t, wrongPassword, "", 20*time.Second, "status", "--json")
 	if code == 0 || !regexp.MustCompile(`WRONGPASS|invalid username-password`).MatchString(errOut) {
 		t.Errorf("status with a wrong password: exit %d, stderr %q; want non-zero and the WRONGPASS error", code, errOut)
 	}
@@ -139,7 +140,7 @@ func TestTLSAndAuthEndToEnd(t *testing.T) {
 	assertNoSecret(t, "status (wrong password) stderr", errOut, secretsOf...)
 
 	// Without the CA file the server's certificate is not trusted.
-	out, errOut, code = run(t, noCA, 20*time.Second, "status", "--json")
+	out, errOut, code = testbinary.Run(t, noCA, "", 20*time.Second, "status", "--json")
 	if code == 0 || !strings.Contains(errOut, "certificate") {
 		t.Errorf("status without the CA: exit %d, stderr %q; want non-zero and a certificate error", code, errOut)
 	}
@@ -148,25 +149,24 @@ func TestTLSAndAuthEndToEnd(t *testing.T) {
 
 	// The executive, a long-running command, with either mistake: it should stop with the
 	// reason rather than retry a configuration that cannot work. Both run at once.
-	bad := start(t, wrongPassword, "executive")
-	untrusting := start(t, noCA, "executive")
-	badCode, untrustingCode := bad.waitExit(10*time.Second), untrusting.waitExit(time.Second)
+	bad := testbinary.Start(t, wrongPassword, "executive")
+	untrusting := testbinary.Start(t, noCA, "executive")
+	badCode, untrustingCode := bad.WaitExit(10*time.Second), untrusting.WaitExit(time.Second)
 	if badCode <= 0 {
 		t.Errorf("executive with a wrong password: exit code %d after 10 s (-1: still running, retrying); want a non-zero exit", badCode)
 	}
-	if !regexp.MustCompile(`WRONGPASS|invalid username-password`).MatchString(bad.text(true)) {
-		t.Errorf("executive with a wrong password does not say why:\n%s", bad.text(true))
+	if !regexp.MustCompile(`WRONGPASS|invalid username-password`).MatchString(bad.Text(true)) {
+		t.Errorf("executive with a wrong password does not say why:\n%s", bad.Text(true))
 	}
 	if untrustingCode <= 0 {
 		t.Errorf("executive without the CA: exit code %d after 10 s (-1: still running, retrying); want a non-zero exit", untrustingCode)
 	}
-	if !strings.Contains(untrusting.text(true), "certificate") {
-		t.Errorf("executive without the CA does not name the certificate problem:\n%s", untrusting.text(true))
+	if !strings.Contains(untrusting.Text(true), "certificate") {
+		t.Errorf("executive without the CA does not name the certificate problem:\n%s", untrusting.Text(true))
 	}
-	for _, p := range []*process{bad, untrusting} {
-		p.cmd.Process.Kill()
-		<-p.done
-		assertNoSecret(t, "executive stderr", p.text(true), secretsOf...)
-		assertNoSecret(t, "executive stdout", p.text(false), secretsOf...)
+	for _, p := range []*testbinary.Process{bad, untrusting} {
+		p.Kill()
+		assertNoSecret(t, "executive stderr", p.Text(true), secretsOf...)
+		assertNoSecret(t, "executive stdout", p.Text(false), secretsOf...)
 	}
 }

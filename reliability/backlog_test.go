@@ -1,12 +1,12 @@
 package reliability
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/flapjackgo/flapjack/internal/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -36,17 +36,13 @@ func TestBacklogFlipsInOneSecondAreAllAlerted(t *testing.T) {
 		fmt.Fprintf(&timeline, `{"entity":"backlog","check":"disk","type":"service","state":%q,"summary":"step %d","time":%d}`+"\n",
 			step.state, i, step.time)
 	}
-	cmd := exec.Command(binary, "replay")
-	cmd.Env = append(cleanEnv(), "FLAPJACK_REDIS_URL="+db.URL(), "FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=0",
-		"FLAPJACK_EXECUTIVE_REPEAT_FAILURE_DELAY=60s")
-	cmd.Stdin = strings.NewReader(timeline.String())
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("replay: %v\n%s", err, errOut.String())
+	out, errOut, code := testbinary.Run(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=0",
+		"FLAPJACK_EXECUTIVE_REPEAT_FAILURE_DELAY=60s"}, timeline.String(), time.Minute, "replay")
+	if code != 0 {
+		t.Fatalf("replay exited %d:\n%s", code, errOut)
 	}
 	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if line == "" {
 			continue
 		}
@@ -61,6 +57,6 @@ func TestBacklogFlipsInOneSecondAreAllAlerted(t *testing.T) {
 		t.Errorf("alerts for critical, ok, critical (same second), ok (next second):\n got %q\nwant %q\n"+
 			"(a problem notified in the same second as the recovery before it reads as not recovered: the repeat delay "+
 			"then holds back the next problem, and the next recovery gets severity ok, which no rule routes)\n%s",
-			got, want, errOut.String())
+			got, want, errOut)
 	}
 }

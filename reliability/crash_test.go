@@ -121,9 +121,9 @@ func TestCrashesLoseNothing(t *testing.T) {
 		s.start()
 	}
 	for _, s := range stages {
-		s.current().waitLine(t, 15*time.Second, "stage started")
+		s.current().WaitLine(t, 15*time.Second, "stage started")
 	}
-	jabber.current().waitLine(t, 15*time.Second, "connected to the XMPP server")
+	jabber.current().WaitLine(t, 15*time.Second, "connected to the XMPP server")
 
 	// ---- the stream, with kills ----
 	// How long after a stage has claimed something a "busy" kill may wait: about as long as
@@ -188,8 +188,8 @@ func TestCrashesLoseNothing(t *testing.T) {
 			depth, left, strings.Join(report.missing, "\n"))
 	}
 	for _, s := range stages {
-		if p := s.current(); p.exited() {
-			t.Errorf("%s exited by itself (code %d):\n%s", s.name, p.cmd.ProcessState.ExitCode(), p.tail(40))
+		if p := s.current(); p.Exited() {
+			t.Errorf("%s exited by itself (code %d):\n%s", s.name, p.ExitCode(), p.Tail(40))
 		}
 	}
 	if alive, err := ada.alive(); !alive {
@@ -264,7 +264,7 @@ func TestCrashesLoseNothing(t *testing.T) {
 	for _, s := range stages {
 		for _, p := range s.all {
 			if n := mustInt(t, pool, "LLEN", keys.Processing(s.stage, instance(p))); n != 0 {
-				t.Errorf("%s pid %d: processing list holds %d items", s.name, p.pid(), n)
+				t.Errorf("%s pid %d: processing list holds %d items", s.name, p.PID(), n)
 			}
 		}
 		members, err := redis.Strings(do(pool, "SMEMBERS", keys.Instances(s.stage)))
@@ -297,7 +297,7 @@ func TestCrashesLoseNothing(t *testing.T) {
 	}
 	if t.Failed() {
 		for _, s := range stages {
-			t.Logf("last lines of %s (pid %d):\n%s", s.name, s.current().pid(), s.current().tail(25))
+			t.Logf("last lines of %s (pid %d):\n%s", s.name, s.current().PID(), s.current().Tail(25))
 		}
 	}
 	t.Logf("TestCrashesLoseNothing took %v", time.Since(began).Round(time.Millisecond))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -167,22 +168,22 @@ func TestLostRepliesLoseNothing(t *testing.T) {
 		name, stage string
 		args        []string
 		queue, item string
-		done        func(p *process) bool
+		done        func(p *testbinary.Process) bool
 	}{
 		{"executive", "executive", []string{"executive"}, keys.Events(),
 			`{"entity":"lost-reply","check":"executive","type":"service","state":"critical","summary":"lost"}`,
-			func(*process) bool {
+			func(*testbinary.Process) bool {
 				s, _ := redis.String(do(db.Pool, "HGET", keys.Check("lost-reply:executive"), "state"))
 				return s == schema.StateCritical
 			}},
 		{"notifier", "notifier", []string{"notifier"}, keys.Notifications(), string(notification),
-			func(*process) bool {
+			func(*testbinary.Process) bool {
 				n, _ := redis.Int(do(db.Pool, "LLEN", keys.Queue("log_notifications")))
 				return n == 1
 			}},
 		{"gateway", "log_gateway", []string{"gateway", "log"}, keys.Queue("log_notifications"), string(alert),
-			func(p *process) bool {
-				for _, l := range p.lines(false) {
+			func(p *testbinary.Process) bool {
+				for _, l := range p.Texts(false) {
 					if strings.HasPrefix(l, "ALERT Problem: ") && strings.Contains(l, summary) {
 						return true
 					}
@@ -196,20 +197,20 @@ func TestLostRepliesLoseNothing(t *testing.T) {
 			db.Do(t, "DEL", keys.Notifications(), keys.Queue("log_notifications"))
 			proxy := newReplyCutter(t, db.Server.Addr)
 			url := strings.Replace(db.URL(), db.Server.Addr, proxy.addr(), 1)
-			p := startProcess(t, c.name, []string{"FLAPJACK_REDIS_URL=" + url, "FLAPJACK_LOG_FORMAT=json",
+			p := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + url, "FLAPJACK_LOG_FORMAT=json",
 				"FLAPJACK_INSTANCE_HEARTBEAT=1s", "FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=0"}, c.args...)
-			p.waitLine(t, 15*time.Second, "stage started")
+			p.WaitLine(t, 15*time.Second, "stage started")
 			cut := proxy.arm()
 			// Push while the stage blocks in BLMOVE (1 s each), so BLMOVE is what takes the item.
 			if !proxy.blocked(5 * time.Second) {
-				t.Fatalf("the %s never waited on its queue:\n%s", c.name, p.tail(20))
+				t.Fatalf("the %s never waited on its queue:\n%s", c.name, p.Tail(20))
 			}
 			time.Sleep(20 * time.Millisecond)
 			db.Do(t, "RPUSH", c.queue, c.item)
 			select {
 			case <-cut:
 			case <-time.After(10 * time.Second):
-				t.Fatalf("the %s never claimed the item:\n%s", c.name, p.tail(20))
+				t.Fatalf("the %s never claimed the item:\n%s", c.name, p.Tail(20))
 			}
 			processing := keys.Processing(c.stage, instance(p))
 			finished := waitUntil(10*time.Second, 50*time.Millisecond, func() bool {
@@ -220,9 +221,9 @@ func TestLostRepliesLoseNothing(t *testing.T) {
 				n, _ := redis.Int(do(db.Pool, "LLEN", processing))
 				t.Errorf("the %s lost the reply to its claim and never finished the item: %s holds %d item(s) 10 s later, "+
 					"while the %s runs on (no peer will recover a live instance's list)\n%s",
-					c.name, processing, n, c.name, p.tail(10))
+					c.name, processing, n, c.name, p.Tail(10))
 			}
-			if code := p.stop(20 * time.Second); code != 0 {
+			if code := p.Terminate(20 * time.Second); code != 0 {
 				t.Errorf("exit %d after SIGTERM", code)
 			}
 		})

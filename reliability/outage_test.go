@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -177,8 +178,8 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	db.Do(t, "HSET", keys.ContactMedia("oncall"), "log", "stdout")
 	db.Do(t, "SADD", keys.ContactsFor(schema.AllContactsID), "oncall")
 
-	httpAddr := freeAddr(t)
-	server := startProcess(t, "server", []string{
+	httpAddr := testbinary.FreeAddr(t)
+	server := testbinary.Start(t, []string{
 		"FLAPJACK_REDIS_URL=" + db.URL(),
 		"FLAPJACK_REDIS_EMBEDDED=never",
 		"FLAPJACK_HTTP_ADDR=" + httpAddr,
@@ -191,9 +192,9 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 		"FLAPJACK_GATEWAYS_JABBER_ENABLED=false",
 		"FLAPJACK_GATEWAYS_PAGERDUTY_ENABLED=false",
 	}, "server")
-	server.waitLine(t, 15*time.Second, "HTTP listening")
+	server.WaitLine(t, 15*time.Second, "HTTP listening")
 	for _, stage := range []string{"executive", "notifier", "log_gateway"} {
-		server.waitLine(t, 15*time.Second, "stage started", `"stage":"`+stage+`"`)
+		server.WaitLine(t, 15*time.Second, "stage started", `"stage":"`+stage+`"`)
 	}
 
 	// /readyz, sampled all along
@@ -230,14 +231,14 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	go func() { defer close(producerDone); prod.run(stopProducer) }()
 
 	time.Sleep(outageAfter)
-	if server.exited() {
-		t.Fatalf("server exited before the outage:\n%s", server.tail(40))
+	if server.Exited() {
+		t.Fatalf("server exited before the outage:\n%s", server.Tail(40))
 	}
 	killedAt := time.Now()
 	srv.Kill()
 	time.Sleep(outageFor)
-	if server.exited() {
-		t.Fatalf("server exited during the outage:\n%s", server.tail(40))
+	if server.Exited() {
+		t.Fatalf("server exited during the outage:\n%s", server.Tail(40))
 	}
 	restartBegun := time.Now() // redis-server is launched; Restart returns once it answers
 	srv.Restart(t, persistent...)
@@ -263,7 +264,7 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	var unexpected []string
 	readAlerts := func() {
 		alerts, unexpected = map[string]int{}, nil
-		for _, l := range server.lines(false) {
+		for _, l := range server.Texts(false) {
 			if !strings.HasPrefix(l, "ALERT ") {
 				continue
 			}
@@ -306,8 +307,8 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 		t.Errorf("not drained within 60 s after the stream: queues %v, processing lists %v, %d of %d events alerted",
 			depth, left, len(alerts), len(expected))
 	}
-	if server.exited() {
-		t.Fatalf("server exited (code %d):\n%s", server.cmd.ProcessState.ExitCode(), server.tail(40))
+	if server.Exited() {
+		t.Fatalf("server exited (code %d):\n%s", server.ExitCode(), server.Tail(40))
 	}
 
 	// ---- every event Redis acknowledged was processed exactly once ----
@@ -396,7 +397,7 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	}
 
 	// ---- every stage logged the failure, backed off and recovered ----
-	logs := server.lines(true)
+	logs := server.Texts(true)
 	for _, stage := range []string{"executive", "notifier", "log_gateway"} {
 		failedAt, restoredAt := -1, -1
 		for i, l := range logs {
@@ -464,8 +465,8 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	prod.mu.Unlock()
 	t.Logf("ALERT lines: %d expected, %d missing, %d duplicated; backoff delays logged: %v", len(expected), missing, duplicated, backoffs)
 
-	if code := server.stop(30 * time.Second); code != 0 {
-		t.Errorf("server exited %d after SIGTERM, want 0:\n%s", code, server.tail(30))
+	if code := server.Terminate(30 * time.Second); code != 0 {
+		t.Errorf("server exited %d after SIGTERM, want 0:\n%s", code, server.Tail(30))
 	}
 	if t.Failed() {
 		var problems []string

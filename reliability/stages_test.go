@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/testbinary"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -41,31 +42,31 @@ type stageRunner struct {
 	env   []string
 
 	mu       sync.Mutex
-	cur      *process
-	all      []*process
+	cur      *testbinary.Process
+	all      []*testbinary.Process
 	kills    int
 	inFlight int // kills that left claimed items in the dead instance's processing list
 	items    int // items those kills left
 }
 
-func (s *stageRunner) start() *process {
+func (s *stageRunner) start() *testbinary.Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := startProcess(s.t, s.name, s.env, s.args...)
+	p := testbinary.Start(s.t, s.env, s.args...)
 	s.cur = p
 	s.all = append(s.all, p)
 	return p
 }
 
-func (s *stageRunner) current() *process {
+func (s *stageRunner) current() *testbinary.Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur
 }
 
 // instance is HOST:PID of a process of this stage.
-func instance(p *process) string {
-	return fmt.Sprintf("%s:%d", queue.LocalIdentity().Host, p.pid())
+func instance(p *testbinary.Process) string {
+	return fmt.Sprintf("%s:%d", queue.LocalIdentity().Host, p.PID())
 }
 
 // killPlan says when, within its moment, a kill lands.
@@ -82,8 +83,8 @@ type killPlan struct {
 func (s *stageRunner) kill(t *testing.T, pool *redis.Pool, keys schema.Keys, plan killPlan) {
 	t.Helper()
 	p := s.current()
-	if p.exited() {
-		t.Errorf("%s (pid %d) exited by itself (code %d):\n%s", s.name, p.pid(), p.cmd.ProcessState.ExitCode(), p.tail(40))
+	if p.Exited() {
+		t.Errorf("%s (pid %d) exited by itself (code %d):\n%s", s.name, p.PID(), p.ExitCode(), p.Tail(40))
 	}
 	processing := keys.Processing(s.stage, instance(p))
 	if plan.busy {
@@ -93,7 +94,7 @@ func (s *stageRunner) kill(t *testing.T, pool *redis.Pool, keys schema.Keys, pla
 		})
 	}
 	time.Sleep(plan.jitter)
-	p.kill()
+	p.Kill()
 	left, err := redis.Int(do(pool, "LLEN", processing))
 	if err != nil {
 		t.Fatalf("LLEN %s: %v", processing, err)
@@ -118,8 +119,8 @@ func stopAll(t *testing.T, stages []*stageRunner) {
 		go func() {
 			defer wg.Done()
 			p := s.current()
-			if code := p.stop(30 * time.Second); code != 0 {
-				t.Errorf("%s exited %d after SIGTERM (want 0):\n%s", s.name, code, p.tail(30))
+			if code := p.Terminate(30 * time.Second); code != 0 {
+				t.Errorf("%s exited %d after SIGTERM (want 0):\n%s", s.name, code, p.Tail(30))
 			}
 		}()
 	}

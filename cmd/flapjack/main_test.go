@@ -1,185 +1,49 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// binary is the flapjack binary built once for these tests.
-var binary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "flapjack-bin-")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "flapjack")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build flapjack:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbinary.Main(m) }
 
 // flapjack runs the binary to completion.
 func flapjack(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(cleanEnv(), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code = 0
-	if exit, ok := err.(*exec.ExitError); ok {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errOut.String(), code
-}
-
-// cleanEnv drops FLAPJACK_* variables of the developer's shell.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FLAPJACK_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
-// process is a long-running flapjack with its output captured line by line.
-type process struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stdout []string
-	stderr []string
-	done   chan struct{}
-}
-
-func start(t *testing.T, env []string, args ...string) *process {
-	t.Helper()
-	p := &process{cmd: exec.Command(binary, args...), done: make(chan struct{})}
-	p.cmd.Env = append(cleanEnv(), env...)
-	outPipe, _ := p.cmd.StdoutPipe()
-	errPipe, _ := p.cmd.StderrPipe()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	collect := func(r io.Reader, dst *[]string) {
-		defer wg.Done()
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			p.mu.Lock()
-			*dst = append(*dst, sc.Text())
-			p.mu.Unlock()
-		}
-	}
-	wg.Add(2)
-	go collect(outPipe, &p.stdout)
-	go collect(errPipe, &p.stderr)
-	go func() { wg.Wait(); p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			t.Logf("stderr of %v:\n%s", args, strings.Join(p.lines(true), "\n"))
-		}
-	})
-	return p
-}
-
-func (p *process) lines(stderr bool) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if stderr {
-		return append([]string(nil), p.stderr...)
-	}
-	return append([]string(nil), p.stdout...)
-}
-
-// waitLine waits for a line matching re on stdout or stderr.
-func (p *process) waitLine(t *testing.T, stderr bool, re *regexp.Regexp, timeout time.Duration) []string {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		for _, l := range p.lines(stderr) {
-			if m := re.FindStringSubmatch(l); m != nil {
-				return m
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no line matching %s within %v", re, timeout)
-	return nil
-}
-
-// stop sends SIGTERM and returns the exit code.
-func (p *process) stop(t *testing.T) int {
-	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no exit within 30 s of SIGTERM")
-	}
-	return p.cmd.ProcessState.ExitCode()
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testbinary.Run(t, env, stdin, 2*time.Minute, args...)
 }
 
 // TestEmbeddedServerShowsASimulatedAlert is the newcomer's path: `flapjack server` without
 // Redis, then `flapjack simulate fail` in another terminal, and an alert is printed.
 func TestEmbeddedServerShowsASimulatedAlert(t *testing.T) {
 	t.Parallel()
-	srv := start(t, []string{"FLAPJACK_REDIS_EMBEDDED=always", "FLAPJACK_HTTP_ADDR=" + freeAddr(t),
+	srv := testbinary.Start(t, []string{"FLAPJACK_REDIS_EMBEDDED=always", "FLAPJACK_HTTP_ADDR=" + testbinary.FreeAddr(t),
 		"FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=2s"}, "server")
-	m := srv.waitLine(t, true, regexp.MustCompile(`EMBEDDED.*|Redis at (127\.0\.0\.1:\d+)`), 10*time.Second)
-	addr := srv.waitLine(t, true, regexp.MustCompile(`Redis at (127\.0\.0\.1:\d+)\. NOTHING IS PERSISTED`), 10*time.Second)[1]
-	_ = m
+	addr := srv.WaitMatch(t, true, regexp.MustCompile(`Redis at (127\.0\.0\.1:\d+)\. NOTHING IS PERSISTED`), 10*time.Second)[1]
 	out, errOut, code := flapjack(t, []string{"FLAPJACK_REDIS_URL=redis://" + addr + "/0"}, "",
 		"simulate", "fail", "--entity", "web-01", "--check", "HTTP", "--interval", "1s", "--duration", "3s")
 	if code != 0 || !strings.Contains(out, `"entity":"web-01"`) {
 		t.Fatalf("simulate: %d %s %s", code, out, errOut)
 	}
-	alert := srv.waitLine(t, false, regexp.MustCompile(`^ALERT Problem: "HTTP" on web-01 is Critical.*contact=operator`), 10*time.Second)
+	alert := srv.WaitMatch(t, false, regexp.MustCompile(`^ALERT Problem: "HTTP" on web-01 is Critical.*contact=operator`), 10*time.Second)
 	t.Logf("server printed: %s", alert[0])
-	if code := srv.stop(t); code != 0 {
+	if code := srv.Stop(t); code != 0 {
 		t.Fatalf("server exited %d after SIGTERM", code)
 	}
 }
@@ -198,10 +62,10 @@ func TestGracefulShutdownLeavesNothingClaimed(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		conn.Receive()
 	}
-	srv := start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + freeAddr(t),
+	srv := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + testbinary.FreeAddr(t),
 		"FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=0"}, "server")
-	srv.waitLine(t, true, regexp.MustCompile(`notification generated`), 20*time.Second)
-	if code := srv.stop(t); code != 0 {
+	srv.WaitMatch(t, true, regexp.MustCompile(`notification generated`), 20*time.Second)
+	if code := srv.Stop(t); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	for _, stage := range []string{"executive", "notifier", "log_gateway"} {
@@ -224,9 +88,9 @@ func TestMetricsAreValidAndMove(t *testing.T) {
 		t.Fatalf("promtool is needed (Debian package prometheus): %s", "apt-get install -y prometheus")
 	}
 	db := testredis.New(t)
-	addr := freeAddr(t)
-	srv := start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr}, "server")
-	srv.waitLine(t, true, regexp.MustCompile(`HTTP listening`), 10*time.Second)
+	addr := testbinary.FreeAddr(t)
+	srv := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr}, "server")
+	srv.WaitMatch(t, true, regexp.MustCompile(`HTTP listening`), 10*time.Second)
 	scrape := func() string {
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
@@ -278,8 +142,8 @@ func TestStatusReportsAKilledInstanceAsStale(t *testing.T) {
 	t.Parallel()
 	db := testredis.New(t)
 	env := []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_INSTANCE_HEARTBEAT=1s"}
-	x := start(t, env, "executive")
-	x.waitLine(t, true, regexp.MustCompile(`stage started`), 10*time.Second)
+	x := testbinary.Start(t, env, "executive")
+	x.WaitMatch(t, true, regexp.MustCompile(`stage started`), 10*time.Second)
 	out, _, code := flapjack(t, env, "", "status", "--json")
 	var live struct {
 		Healthy   bool `json:"healthy"`
@@ -291,8 +155,7 @@ func TestStatusReportsAKilledInstanceAsStale(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &live); err != nil || code != 0 || !live.Healthy || len(live.Instances) != 1 || live.Instances[0].Stale {
 		t.Fatalf("live status: code %d %v %s", code, err, out)
 	}
-	x.cmd.Process.Kill()
-	<-x.done
+	x.Kill()
 	time.Sleep(3500 * time.Millisecond)
 	out, _, code = flapjack(t, env, "", "status", "--json")
 	var dead struct {
@@ -400,8 +263,6 @@ func TestReplayStopsAtAMalformedLineWithItsNumber(t *testing.T) {
 	}
 }
 
-var _ = context.Background
-
 // TestImportRoundTripsTheExamplesAndRefusesABrokenFile via the CLI.
 func TestImportRoundTripsTheExamplesAndRefusesABrokenFile(t *testing.T) {
 	t.Parallel()
@@ -433,9 +294,9 @@ func TestImportRoundTripsTheExamplesAndRefusesABrokenFile(t *testing.T) {
 func TestHTTPReceiverQueuesEvents(t *testing.T) {
 	t.Parallel()
 	db := testredis.New(t)
-	addr := freeAddr(t)
-	p := start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr}, "receiver", "http")
-	p.waitLine(t, true, regexp.MustCompile(`HTTP listening`), 10*time.Second)
+	addr := testbinary.FreeAddr(t)
+	p := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr}, "receiver", "http")
+	p.WaitMatch(t, true, regexp.MustCompile(`HTTP listening`), 10*time.Second)
 	resp, err := http.Post("http://"+addr+"/events", "application/json",
 		strings.NewReader(`{"entity":"r1","check":"c","type":"service","state":"ok"}`))
 	if err != nil || resp.StatusCode != 202 {
@@ -444,7 +305,52 @@ func TestHTTPReceiverQueuesEvents(t *testing.T) {
 	if n, _ := redis.Int(db.Do(t, "LLEN", "events"), nil); n != 1 {
 		t.Fatalf("%d events queued", n)
 	}
-	if code := p.stop(t); code != 0 {
+	if code := p.Stop(t); code != 0 {
 		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestSIGHUPReloadsTheLogLevel: a running stage takes a new log.level from its configuration
+// file on SIGHUP, says so, and logs at the new level from then on.
+func TestSIGHUPReloadsTheLogLevel(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	file := filepath.Join(t.TempDir(), "flapjack.yaml")
+	writeLevel := func(level string) {
+		if err := os.WriteFile(file, []byte("log:\n  level: "+level+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	processed := func(entity string) {
+		t.Helper()
+		db.Do(t, "LPUSH", "events", `{"entity":"`+entity+`","check":"c","type":"service","state":"ok"}`)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n, _ := redis.Int(db.Do(t, "EXISTS", "check:"+entity+":c"), nil)
+			if n == 1 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("event of %s not processed", entity)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	writeLevel("info")
+	x := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL()}, "--config", file, "executive")
+	x.WaitLine(t, 10*time.Second, "stage started")
+	processed("before")
+	if strings.Contains(x.Text(true), "blocked by") {
+		t.Fatalf("a debug line was logged at level info:\n%s", x.Text(true))
+	}
+	writeLevel("debug")
+	if err := x.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	x.WaitLine(t, 10*time.Second, "SIGHUP: reloaded log.level", "debug")
+	processed("after")
+	x.WaitLine(t, 10*time.Second, "blocked by", "after")
+	if code := x.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM", code)
 	}
 }
