@@ -158,17 +158,8 @@ func Contacts(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byt
 		}
 	}
 	ops := planContacts(keys, good, st)
-	rep.Writes = ops.Len()
-	if opts.DryRun {
-		return rep, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return rep, err
-	}
-	if err := apply(conn, ops); err != nil {
-		return rep, fmt.Errorf("import contacts: %w", err)
-	}
-	return rep, nil
+	err = write(ctx, conn, "contacts", ops, opts, &rep)
+	return rep, err
 }
 
 func parseContact(index int, raw json.RawMessage) (*contact, []Problem) {

@@ -86,17 +86,8 @@ func Entities(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byt
 	}
 	ops, notes := planEntities(keys, good, st)
 	rep.Notes = append(rep.Notes, notes...)
-	rep.Writes = ops.Len()
-	if opts.DryRun {
-		return rep, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return rep, err
-	}
-	if err := apply(conn, ops); err != nil {
-		return rep, fmt.Errorf("import entities: %w", err)
-	}
-	return rep, nil
+	err = write(ctx, conn, "entities", ops, opts, &rep)
+	return rep, err
 }
 
 func parseEntity(index int, raw json.RawMessage) (*entity, []Problem) {

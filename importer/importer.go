@@ -52,6 +52,7 @@ package importer
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,6 +218,21 @@ func chunked(items []any, write func(part ...any)) {
 	if len(items) > 0 {
 		write(items...)
 	}
+}
+
+// write records the planned writes in the report and, unless it is a dry run, applies them.
+func write(ctx context.Context, conn redis.Conn, what string, ops model.Ops, opts Options, rep *Report) error {
+	rep.Writes = ops.Len()
+	if opts.DryRun {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := apply(conn, ops); err != nil {
+		return fmt.Errorf("import %s: %w", what, err)
+	}
+	return nil
 }
 
 // apply writes the planned ops in one atomic script (no item, no guard, no counter).
