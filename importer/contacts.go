@@ -189,7 +189,7 @@ func parseContact(index int, raw json.RawMessage) (*contact, []Problem) {
 	rec.tags = unique(c.strings(obj["tags"], "tags"))
 	rec.media = parseMedia(c, obj["media"])
 	c.list(obj["notification_rules"], "notification_rules", "rule objects", func(i int, raw json.RawMessage) {
-		if r, ok := parseRule(c, id, i, raw, loc, &rec.notes); ok {
+		if r, ok := parseRule(c, at("notification_rules", i), id, i, raw, loc, &rec.notes); ok {
 			rec.rules = append(rec.rules, r)
 		}
 	})
@@ -307,8 +307,9 @@ func parseMediumObject(c *check, field string, raw json.RawMessage, m *medium) b
 	return len(c.problems) == before
 }
 
-func parseRule(c *check, contactID string, i int, raw json.RawMessage, loc *time.Location, notes *[]string) (rule, bool) {
-	field := at("notification_rules", i)
+// parseRule reads the rule at field (the record itself when field is ""); a rule without an id
+// gets generatedRuleID(contactID, i).
+func parseRule(c *check, field, contactID string, i int, raw json.RawMessage, loc *time.Location, notes *[]string) (rule, bool) {
 	before := len(c.problems)
 	obj, ok := c.object(raw, field)
 	if !ok {

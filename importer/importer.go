@@ -1,13 +1,13 @@
-// Package importer loads Flapjack 1.x import files (`flapjack import contacts|entities -f FILE`)
-// into the documented Redis layout (seeds/flapjack-data-structures.md: Contacts, Entity and
-// Check Contacts, Notification Rules), so that model.LoadContacts and model.ContactIDsFor read
-// back exactly what the file says.
+// Package importer loads Flapjack 1.x import files (`flapjack import contacts|entities|rules -f
+// FILE`) into the documented Redis layout (seeds/flapjack-data-structures.md: Contacts, Entity
+// and Check Contacts, Notification Rules), so that model.LoadContacts and model.ContactIDsFor
+// read back exactly what the file says.
 //
 // # Files
 //
 // A file is a JSON array of records, or an object wrapping that array the way Flapjack's JSON
-// API does: {"contacts": [...]} or {"entities": [...]} (a top-level "links" or "meta" member is
-// ignored). Every field of a record is checked; a field this package does not know is a problem
+// API does: {"contacts": [...]}, {"entities": [...]} or {"notification_rules": [...]} (a
+// top-level "links" or "meta" member is ignored). Every field of a record is checked; a field this package does not know is a problem
 // (typo protection), except the 1.x API fields "links" and "type", which are accepted and
 // ignored. null counts as absent. Ids may be strings or integers (21 is stored as "21").
 //
@@ -32,6 +32,9 @@
 //	  unknown_media, warning_media, critical_media   arrays of medium names
 //	  unknown_blackhole, warning_blackhole, critical_blackhole   booleans
 //	  contact_id        optional; must be the contact's own id
+//
+// Rule record (rules files): the fields of a contact's notification_rules entry, with id and
+// contact_id required; see Rules.
 //
 // Entity record: id (required; not "ALL", no ':'), name (required; trimmed and lower-cased, no
 // ':'), contacts (array of contact ids: contacts_for:ID), tags (array: entity_tag:TAG and

@@ -28,13 +28,14 @@ func importCommand() *cli.Command {
 	}
 	return &cli.Command{
 		Name:  "import",
-		Usage: "import contacts (media, intervals, rollup thresholds, timezone, PagerDuty credentials, rules) or entities from Flapjack 1.x JSON",
+		Usage: "import contacts (media, intervals, rollup thresholds, timezone, PagerDuty credentials, rules), entities or notification rules from Flapjack 1.x JSON",
 		Description: `Every bad record is reported with its index and reason; a file with any bad record imports
 nothing unless --partial. Importing the same file again changes nothing; a changed record replaces
 what was stored for its id.`,
 		Subcommands: []*cli.Command{
 			sub("contacts", "import contacts", importer.Contacts),
 			sub("entities", "import entities (id, name, contacts, tags)", importer.Entities),
+			sub("rules", "import notification rules of existing contacts (each needs id and contact_id); adds or replaces rules, deletes none", importer.Rules),
 		},
 	}
 }

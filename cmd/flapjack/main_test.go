@@ -280,6 +280,17 @@ func TestImportRoundTripsTheExamplesAndRefusesABrokenFile(t *testing.T) {
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Fatal("importing the same file again changed Redis")
 	}
+	if out, errOut, code := flapjack(t, env, "", "import", "rules", "-f", "../../examples/rules.json"); code != 0 || !strings.Contains(out, "imported 2") {
+		t.Fatalf("import rules: %d %s %s", code, out, errOut)
+	}
+	if owner, _ := redis.String(db.Do(t, "HGET", "notification_rule:grace-payments-critical", "contact_id"), nil); owner != "grace" {
+		t.Fatalf("imported rule's contact_id %q, want grace", owner)
+	}
+	before = db.Dump(t)
+	flapjack(t, env, "", "import", "rules", "-f", "../../examples/rules.json")
+	if after := db.Dump(t); fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatal("importing the same rules file again changed Redis")
+	}
 	clean := testredis.New(t)
 	_, errOut, code := flapjack(t, []string{"FLAPJACK_REDIS_URL=" + clean.URL()}, "", "import", "contacts", "-f", "../../examples/contacts-broken.json")
 	if code != 1 || !strings.Contains(errOut, "problem: record 0") || !strings.Contains(errOut, "nothing written") {
