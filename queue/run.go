@@ -118,16 +118,16 @@ func (l *Loop) shutdown() {
 	l.Log.Info("stage stopped")
 }
 
-// Backoff yields capped exponential delays: 100ms, 200ms ... 2s. The cap is low because a stage
-// waiting for Redis to come back (a restart, a Sentinel failover) adds up to one delay to the
-// alerting gap, while a retry costs Redis next to nothing.
+// Backoff yields capped exponential delays: 100ms, 200ms, 400ms, 800ms, then 1s. The cap is low
+// because a stage waiting for Redis to come back (a restart, a Sentinel failover) adds up to one
+// delay to the alerting gap, while a retry costs Redis next to nothing.
 type Backoff struct{ attempt int }
 
 // Next returns the next delay.
 func (b *Backoff) Next() time.Duration {
-	d := 100 * time.Millisecond << min(b.attempt, 5)
+	d := 100 * time.Millisecond << min(b.attempt, 4)
 	b.attempt++
-	return min(d, 2*time.Second)
+	return min(d, time.Second)
 }
 
 // Reset starts over after a success.
