@@ -31,11 +31,7 @@ test: test-deps
 	@$(MAKE) --no-print-directory fuzz
 
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg > /tmp/fuzz-$$name.log 2>&1 \
-			|| { tail -30 /tmp/fuzz-$$name.log; exit 1; }; \
-	done
+	@GO="$(GO)" FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh $(FUZZ_TARGETS)
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
