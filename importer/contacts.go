@@ -78,40 +78,32 @@ func Contacts(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byt
 	}
 	var rep Report
 	bad := map[int]bool{}
-	var valid []*contact
 	byID := map[string]*contact{}
 	type use struct {
 		index int
 		field string
 	}
 	ruleAt := map[string]use{} // rule id -> its first use
-	for i, raw := range raws {
-		c, problems := parseContact(i, raw)
-		if c != nil {
-			if prev, dup := byID[c.id]; dup {
-				problems = append(problems, Problem{Index: i, ID: c.id, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev.index)})
-			} else {
-				byID[c.id] = c
-			}
-			for _, r := range c.rules {
-				if prev, dup := ruleAt[r.id]; dup {
-					where := fmt.Sprintf("record %d", prev.index)
-					if prev.index == i {
-						where = prev.field
-					}
-					problems = append(problems, Problem{Index: i, ID: c.id, Field: r.field + ".id", Reason: fmt.Sprintf("rule id %q is also used by %s", r.id, where)})
-					continue
+	valid := parseRecords(raws, parseContact, func(i int, c *contact) []Problem {
+		var problems []Problem
+		if prev, dup := byID[c.id]; dup {
+			problems = append(problems, Problem{Index: i, ID: c.id, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev.index)})
+		} else {
+			byID[c.id] = c
+		}
+		for _, r := range c.rules {
+			if prev, dup := ruleAt[r.id]; dup {
+				where := fmt.Sprintf("record %d", prev.index)
+				if prev.index == i {
+					where = prev.field
 				}
-				ruleAt[r.id] = use{index: i, field: r.field}
+				problems = append(problems, Problem{Index: i, ID: c.id, Field: r.field + ".id", Reason: fmt.Sprintf("rule id %q is also used by %s", r.id, where)})
+				continue
 			}
+			ruleAt[r.id] = use{index: i, field: r.field}
 		}
-		if len(problems) > 0 {
-			rep.Problems = append(rep.Problems, problems...)
-			bad[i] = true
-			continue
-		}
-		valid = append(valid, c)
-	}
+		return problems
+	}, &rep, bad)
 
 	st, problems, err := readContacts(ctx, conn, keys, valid)
 	if err != nil {

@@ -42,30 +42,22 @@ func Entities(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byt
 	}
 	var rep Report
 	bad := map[int]bool{}
-	var valid []*entity
 	byID := map[string]int{}
 	byName := map[string]int{}
-	for i, raw := range raws {
-		e, problems := parseEntity(i, raw)
-		if e != nil {
-			if prev, dup := byID[e.id]; dup {
-				problems = append(problems, Problem{Index: i, ID: e.id, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev)})
-			} else {
-				byID[e.id] = i
-			}
-			if prev, dup := byName[e.name]; dup {
-				problems = append(problems, Problem{Index: i, ID: e.id, Field: "name", Reason: fmt.Sprintf("%q is also the name of record %d", e.name, prev)})
-			} else {
-				byName[e.name] = i
-			}
+	valid := parseRecords(raws, parseEntity, func(i int, e *entity) []Problem {
+		var problems []Problem
+		if prev, dup := byID[e.id]; dup {
+			problems = append(problems, Problem{Index: i, ID: e.id, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev)})
+		} else {
+			byID[e.id] = i
 		}
-		if len(problems) > 0 {
-			rep.Problems = append(rep.Problems, problems...)
-			bad[i] = true
-			continue
+		if prev, dup := byName[e.name]; dup {
+			problems = append(problems, Problem{Index: i, ID: e.id, Field: "name", Reason: fmt.Sprintf("%q is also the name of record %d", e.name, prev)})
+		} else {
+			byName[e.name] = i
 		}
-		valid = append(valid, e)
-	}
+		return problems
+	}, &rep, bad)
 
 	st, problems, err := readEntities(ctx, conn, keys, valid)
 	if err != nil {

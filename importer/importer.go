@@ -193,6 +193,27 @@ func position(data []byte, offset int64) (line, col int) {
 	return line, col
 }
 
+// parseRecords parses each record of a file. crossCheck gives the problems a well-formed record
+// has with the records before it (a duplicate id). Records with problems go to rep and bad; the
+// others are returned in file order.
+func parseRecords[T any](raws []json.RawMessage, parse func(int, json.RawMessage) (T, []Problem),
+	crossCheck func(int, T) []Problem, rep *Report, bad map[int]bool) []T {
+	var valid []T
+	for i, raw := range raws {
+		rec, problems := parse(i, raw)
+		if len(problems) == 0 {
+			problems = crossCheck(i, rec)
+		}
+		if len(problems) > 0 {
+			rep.Problems = append(rep.Problems, problems...)
+			bad[i] = true
+			continue
+		}
+		valid = append(valid, rec)
+	}
+	return valid
+}
+
 // outcome turns the problems of a file into the report's counts and the returned error.
 func outcome(rep *Report, total int, bad map[int]bool, opts Options) error {
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Index < rep.Problems[j].Index })

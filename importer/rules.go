@@ -34,24 +34,14 @@ func Rules(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byte, 
 	}
 	var rep Report
 	bad := map[int]bool{}
-	var valid []*ruleRecord
 	firstUse := map[string]int{} // rule id -> record that uses it first
-	for i, raw := range raws {
-		r, problems := parseRuleRecord(i, raw)
-		if r != nil {
-			if prev, dup := firstUse[r.rule.id]; dup {
-				problems = append(problems, Problem{Index: i, ID: r.rule.id, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev)})
-			} else {
-				firstUse[r.rule.id] = i
-			}
+	valid := parseRecords(raws, parseRuleRecord, func(i int, r *ruleRecord) []Problem {
+		if prev, dup := firstUse[r.rule.id]; dup {
+			return []Problem{{Index: i, ID: r.rule.id, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev)}}
 		}
-		if len(problems) > 0 {
-			rep.Problems = append(rep.Problems, problems...)
-			bad[i] = true
-			continue
-		}
-		valid = append(valid, r)
-	}
+		firstUse[r.rule.id] = i
+		return nil
+	}, &rep, bad)
 	problems, err := checkRuleOwners(ctx, conn, keys, valid)
 	if err != nil {
 		return Report{}, err
