@@ -76,8 +76,9 @@ func parseWords(text string) (time.Duration, error) {
 		case "a", "an":
 			n = 1
 		default:
+			// Only decimal digits: ParseFloat would also take "nan", "inf" and hex floats.
 			v, err := strconv.ParseFloat(tok, 64)
-			if err != nil || v < 0 {
+			if err != nil || v < 0 || strings.Trim(tok, "0123456789.") != "" {
 				return 0, fmt.Errorf("%q is not a number", tok)
 			}
 			n = v

@@ -42,7 +42,8 @@ func TestParse(t *testing.T) {
 
 func TestParseRejects(t *testing.T) {
 	t.Parallel()
-	for _, in := range []string{"", "soon", "5 fortnights", "-5", "-5s", "hours", "1000 years", "3 3 hours"} {
+	for _, in := range []string{"", "soon", "5 fortnights", "-5", "-5s", "hours", "1000 years", "3 3 hours",
+		"nan years", "NaN Y", "inf days", "infinity hours", "0x10 hours"} {
 		if d, err := Parse(in); err == nil {
 			t.Errorf("Parse(%q) = %v, want an error", in, d)
 		}
