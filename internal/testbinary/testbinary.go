@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -24,6 +25,61 @@ import (
 
 // path is the binary Main built.
 var path string
+
+// binary returns path, having first opened every source file of the module once. go test
+// caches a package's result keyed on its own build and the module files its tests open; the
+// flapjack binary is built from other packages, so without these opens a change in, say,
+// importer would replay an old pass of these end-to-end tests instead of running them.
+func binary() string {
+	sourcesOnce.Do(openSources)
+	return path
+}
+
+var sourcesOnce sync.Once
+
+// openSources opens the module's Go files, embedded scripts, go.mod and go.sum.
+func openSources() {
+	root, err := moduleRoot()
+	if err != nil {
+		return
+	}
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".go", ".lua", ".mod", ".sum":
+			if f, err := os.Open(p); err == nil {
+				f.Close()
+			}
+		}
+		return nil
+	})
+}
+
+// moduleRoot is the directory of the go.mod above the working directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
 
 // Main builds the flapjack binary into a temporary directory, runs the package's tests and
 // exits with their status. Call it from TestMain.
@@ -63,7 +119,7 @@ func cleanEnv() []string {
 // test.
 func Run(t testing.TB, env []string, stdin string, timeout time.Duration, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(path, args...)
+	cmd := exec.Command(binary(), args...)
 	cmd.Env = append(cleanEnv(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
@@ -110,7 +166,7 @@ type Process struct {
 // are logged.
 func Start(t testing.TB, env []string, args ...string) *Process {
 	t.Helper()
-	p := &Process{args: args, cmd: exec.Command(path, args...), done: make(chan struct{})}
+	p := &Process{args: args, cmd: exec.Command(binary(), args...), done: make(chan struct{})}
 	p.cmd.Env = append(cleanEnv(), env...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	outPipe, err := p.cmd.StdoutPipe()
