@@ -118,6 +118,19 @@ func TestActive(t *testing.T) {
 			},
 		},
 		{
+			// Naive 02:20 and 02:45 do not exist that night; time.Date places them an hour
+			// early. 01:20 is before the start, so rrule-go neither yields nor counts it, and
+			// the fourth occurrence is 03:10 EDT.
+			name: "COUNT across the spring-forward gap counts from the start",
+			zone: "America/New_York",
+			raw: `{"start_time": "2013-03-10 01:30:00", "end_time": "2013-03-10 01:40:00",
+				"rrule": "FREQ=MINUTELY;INTERVAL=25;COUNT=4"}`,
+			checks: []check{
+				{"2013-03-10 01:25:00", false}, {"2013-03-10 01:50:00", true},
+				{"2013-03-10 03:15:00", true}, {"2013-03-10 03:40:00", false},
+			},
+		},
+		{
 			// DST began at midnight: rrule-go stepping days in the location itself repeats
 			// October 19 and skips October 20.
 			name: "daily rule over a midnight DST change",

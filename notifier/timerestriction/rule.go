@@ -643,7 +643,12 @@ func (ru *rule) neverOccurs() (bool, error) {
 
 // countToUntil replaces COUNT by the UNTIL it amounts to, so that evaluation can restart the
 // rule anywhere instead of counting from DTSTART every time.
+//
+// Like rrule-go, it counts only occurrences at or after the start: a naive time inside a
+// spring-forward gap just after the start is placed an hour early, before the start, and
+// rrule-go neither yields nor counts it (see Restriction.active).
 func (ru *rule) countToUntil(count int) error {
+	start := ru.raw.Dtstart
 	c := ru.base
 	it := ru.occurrences(&c, maxSteps)
 	for seen := 0; ; {
@@ -653,6 +658,9 @@ func (ru *rule) countToUntil(count int) error {
 				return fmt.Errorf("count %d: too many candidate occurrences to evaluate", count)
 			}
 			return nil // UNTIL (or the end of time) came first
+		}
+		if atWall(o.Unix(), ru.loc).Before(start) {
+			continue
 		}
 		if seen++; seen == count {
 			ru.opt.Until = o
