@@ -156,10 +156,10 @@ func (p *producer) run(stop <-chan struct{}) {
 	}
 }
 
-// readySample is one /readyz answer (0: no answer).
+// readySample is one /readyz answer (0: no answer): asked at at, answered (or given up) at done.
 type readySample struct {
-	at     time.Time
-	status int
+	at, done time.Time
+	status   int
 }
 
 func TestRedisOutageUnderLoad(t *testing.T) {
@@ -213,6 +213,7 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 				s.status = resp.StatusCode
 				resp.Body.Close()
 			}
+			s.done = time.Now()
 			samplesMu.Lock()
 			samples = append(samples, s)
 			samplesMu.Unlock()
@@ -375,9 +376,10 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	readyAgain := time.Time{}
 	for _, s := range samples {
 		switch {
-		case s.at.Before(killedAt):
+		case s.done.Before(killedAt):
+			// Answered before the kill; one asked just before it may be answered after it.
 			before = append(before, s.status)
-		case s.at.After(killedAt.Add(500*time.Millisecond)) && s.at.Before(restartBegun):
+		case s.at.After(killedAt.Add(500*time.Millisecond)) && s.done.Before(restartBegun):
 			during = append(during, s.status)
 		case s.at.After(restartedAt):
 			after = append(after, s.status)
