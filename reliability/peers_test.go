@@ -1,13 +1,10 @@
 package reliability
 
 import (
-	"bytes"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"mime"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,6 +17,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	xmpp "github.com/xmppo/go-xmpp"
 
+	"github.com/flapjackgo/flapjack/internal/testpagerduty"
 	"github.com/flapjackgo/flapjack/internal/testprosody"
 )
 
@@ -54,7 +52,7 @@ func newPagerDutyServer(t *testing.T, seed uint64, maxDelay time.Duration) *page
 	t.Helper()
 	s := &pagerDutyServer{maxDelay: maxDelay, rng: rand.New(rand.NewPCG(seed, 7))}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/v2/enqueue", s.enqueue)
+	mux.HandleFunc(testpagerduty.V2Path, s.enqueue)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.violation("unexpected %s %s", r.Method, r.URL.Path)
 		http.NotFound(w, r)
@@ -73,28 +71,6 @@ func (s *pagerDutyServer) violation(format string, args ...any) {
 	s.violations = append(s.violations, fmt.Sprintf(format, args...))
 }
 
-type pdEvent struct {
-	RoutingKey  string          `json:"routing_key"`
-	EventAction string          `json:"event_action"`
-	DedupKey    *string         `json:"dedup_key"`
-	Client      string          `json:"client"`
-	ClientURL   string          `json:"client_url"`
-	Payload     *pdPayload      `json:"payload"`
-	Images      json.RawMessage `json:"images"`
-	Links       json.RawMessage `json:"links"`
-}
-
-type pdPayload struct {
-	Summary       string         `json:"summary"`
-	Source        string         `json:"source"`
-	Severity      string         `json:"severity"`
-	Timestamp     string         `json:"timestamp"`
-	Component     string         `json:"component"`
-	Group         string         `json:"group"`
-	Class         string         `json:"class"`
-	CustomDetails map[string]any `json:"custom_details"`
-}
-
 func (s *pagerDutyServer) enqueue(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -104,47 +80,10 @@ func (s *pagerDutyServer) enqueue(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		return
 	}
-	var problems []string
-	if r.Method != http.MethodPost {
-		problems = append(problems, "method must be POST, got "+r.Method)
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		problems = append(problems, fmt.Sprintf("Content-Type must be application/json, got %q", r.Header.Get("Content-Type")))
-	}
-	var ev pdEvent
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ev); err != nil {
-		problems = append(problems, "body is not a valid event object: "+err.Error())
-	}
-	if len(problems) == 0 {
-		if len(ev.RoutingKey) != 32 {
-			problems = append(problems, "routing_key must be 32 characters")
-		}
-		switch ev.EventAction {
-		case "trigger", "acknowledge", "resolve":
-		default:
-			problems = append(problems, fmt.Sprintf("event_action %q is invalid", ev.EventAction))
-		}
-		if ev.DedupKey == nil || *ev.DedupKey == "" || len(*ev.DedupKey) > 255 {
-			problems = append(problems, "dedup_key is missing, blank or longer than 255 characters")
-		}
-		if ev.EventAction == "trigger" {
-			switch p := ev.Payload; {
-			case p == nil:
-				problems = append(problems, "payload is missing")
-			case p.Summary == "" || len([]rune(p.Summary)) > 1024 || p.Source == "":
-				problems = append(problems, "payload.summary and payload.source are required")
-			case p.Severity != "critical" && p.Severity != "error" && p.Severity != "warning" && p.Severity != "info":
-				problems = append(problems, fmt.Sprintf("payload.severity %q is invalid", p.Severity))
-			}
-		}
-	}
+	ev, problems := testpagerduty.CheckV2(r, body)
 	if len(problems) > 0 {
 		s.violation("%s", strings.Join(problems, "; "))
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		_ = json.NewEncoder(w).Encode(map[string]any{"status": "invalid event", "message": "Event object is invalid", "errors": problems})
+		testpagerduty.WriteInvalid(w, problems)
 		return
 	}
 	d := pdDelivery{RoutingKey: ev.RoutingKey, DedupKey: *ev.DedupKey, Action: ev.EventAction, At: time.Now()}
@@ -159,9 +98,7 @@ func (s *pagerDutyServer) enqueue(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	time.Sleep(delay)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusAccepted)
-	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "message": "Event processed", "dedup_key": d.DedupKey})
+	testpagerduty.WriteAccepted(w, d.DedupKey)
 }
 
 func (s *pagerDutyServer) snapshot() (accepted []pdDelivery, violations []string, aborted int) {

@@ -1,9 +1,8 @@
 package pagerduty
 
 import (
-	"encoding/json"
 	"fmt"
-	"mime"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,7 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
+
+	"github.com/flapjackgo/flapjack/internal/testpagerduty"
 )
 
 // This file holds local HTTP servers that enforce PagerDuty's documented API contracts (Events
@@ -33,41 +33,9 @@ type reply struct {
 // acceptedEvent is an event the server accepted (answered 2xx).
 type acceptedEvent struct {
 	Version int // 1 or 2
-	V2      contractV2Event
-	V1      contractV1Event
+	V2      testpagerduty.V2Event
+	V1      testpagerduty.V1Event
 	At      time.Time
-}
-
-type contractV2Event struct {
-	RoutingKey  string             `json:"routing_key"`
-	EventAction string             `json:"event_action"`
-	DedupKey    *string            `json:"dedup_key"`
-	Client      string             `json:"client"`
-	ClientURL   string             `json:"client_url"`
-	Payload     *contractV2Payload `json:"payload"`
-	Images      json.RawMessage    `json:"images"`
-	Links       json.RawMessage    `json:"links"`
-}
-
-type contractV2Payload struct {
-	Summary       string         `json:"summary"`
-	Source        string         `json:"source"`
-	Severity      string         `json:"severity"`
-	Timestamp     string         `json:"timestamp"`
-	Component     string         `json:"component"`
-	Group         string         `json:"group"`
-	Class         string         `json:"class"`
-	CustomDetails map[string]any `json:"custom_details"`
-}
-
-type contractV1Event struct {
-	ServiceKey  string            `json:"service_key"`
-	EventType   string            `json:"event_type"`
-	IncidentKey string            `json:"incident_key"`
-	Description string            `json:"description"`
-	Details     map[string]string `json:"details"`
-	Client      string            `json:"client"`
-	ClientURL   string            `json:"client_url"`
 }
 
 type eventsServer struct {
@@ -88,8 +56,8 @@ func newEventsServer(t *testing.T) *eventsServer {
 	t.Helper()
 	s := &eventsServer{t: t, release: make(chan struct{})}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/v2/enqueue", s.v2)
-	mux.HandleFunc("/generic/2010-04-15/create_event.json", s.v1)
+	mux.HandleFunc(testpagerduty.V2Path, s.v2)
+	mux.HandleFunc(testpagerduty.V1Path, s.v1)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.violation("unexpected %s %s", r.Method, r.URL.Path)
 		http.NotFound(w, r)
@@ -147,51 +115,25 @@ func (s *eventsServer) invalid(w http.ResponseWriter, problems []string) {
 	s.mu.Lock()
 	s.requests++
 	s.mu.Unlock()
-	writeJSON(w, http.StatusBadRequest, map[string]any{
-		"status": "invalid event", "message": "Event object is invalid", "errors": problems})
+	testpagerduty.WriteInvalid(w, problems)
 }
 
-// readJSON checks method and content type and decodes the body strictly.
-func readJSON(r *http.Request, out any) []string {
-	var problems []string
-	if r.Method != http.MethodPost {
-		problems = append(problems, "method must be POST, got "+r.Method)
+// body reads a request's body; a body that does not arrive whole breaks the contract too.
+func (s *eventsServer) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.invalid(w, []string{"body could not be read: " + err.Error()})
+		return nil, false
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		problems = append(problems, fmt.Sprintf("Content-Type must be application/json, got %q", r.Header.Get("Content-Type")))
-	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		problems = append(problems, "body is not a valid event object: "+err.Error())
-	}
-	return problems
+	return body, true
 }
-
-var (
-	v2Actions    = map[string]bool{"trigger": true, "acknowledge": true, "resolve": true}
-	v2Severities = map[string]bool{"critical": true, "error": true, "warning": true, "info": true}
-)
 
 func (s *eventsServer) v2(w http.ResponseWriter, r *http.Request) {
-	var ev contractV2Event
-	problems := readJSON(r, &ev)
-	if len(problems) == 0 {
-		if len(ev.RoutingKey) != 32 {
-			problems = append(problems, "Length of 'routing_key' is incorrect (should be 32 characters)")
-		}
-		if !v2Actions[ev.EventAction] {
-			problems = append(problems, fmt.Sprintf("'event_action' is invalid (must be one of the following: 'trigger', 'acknowledge' or 'resolve'), got %q", ev.EventAction))
-		}
-		if ev.DedupKey == nil || *ev.DedupKey == "" {
-			problems = append(problems, "'dedup_key' is missing or blank")
-		} else if len(*ev.DedupKey) > 255 {
-			problems = append(problems, "'dedup_key' is longer than 255 characters")
-		}
-		if ev.EventAction == "trigger" {
-			problems = append(problems, checkPayload(ev.Payload)...)
-		}
+	body, ok := s.body(w, r)
+	if !ok {
+		return
 	}
+	ev, problems := testpagerduty.CheckV2(r, body)
 	if len(problems) > 0 {
 		s.invalid(w, problems)
 		return
@@ -203,50 +145,15 @@ func (s *eventsServer) v2(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.accepted = append(s.accepted, acceptedEvent{Version: 2, V2: ev, At: time.Now()})
 	s.mu.Unlock()
-	writeJSON(w, http.StatusAccepted, map[string]any{"status": "success", "message": "Event processed", "dedup_key": *ev.DedupKey})
-}
-
-func checkPayload(p *contractV2Payload) []string {
-	if p == nil {
-		return []string{"'payload' is missing"}
-	}
-	var problems []string
-	if n := utf8.RuneCountInString(p.Summary); n == 0 || n > 1024 {
-		problems = append(problems, fmt.Sprintf("'payload.summary' must be 1 to 1024 characters, got %d", n))
-	}
-	if p.Source == "" {
-		problems = append(problems, "'payload.source' is missing or blank")
-	}
-	if !v2Severities[p.Severity] {
-		problems = append(problems, fmt.Sprintf("'payload.severity' is invalid (must be one of critical, error, warning or info), got %q", p.Severity))
-	}
-	if p.Timestamp != "" {
-		if _, err := time.Parse(time.RFC3339, p.Timestamp); err != nil {
-			problems = append(problems, fmt.Sprintf("'payload.timestamp' is not ISO 8601: %q", p.Timestamp))
-		}
-	}
-	return problems
+	testpagerduty.WriteAccepted(w, *ev.DedupKey)
 }
 
 func (s *eventsServer) v1(w http.ResponseWriter, r *http.Request) {
-	var ev contractV1Event
-	problems := readJSON(r, &ev)
-	if len(problems) == 0 {
-		if len(ev.ServiceKey) != 32 {
-			problems = append(problems, "Service key is the wrong length (should be 32 characters)")
-		}
-		if !v2Actions[ev.EventType] {
-			problems = append(problems, fmt.Sprintf("Event type is invalid: %q", ev.EventType))
-		}
-		if ev.EventType != "trigger" && ev.IncidentKey == "" {
-			problems = append(problems, "Incident key is required for acknowledge and resolve")
-		}
-		if ev.EventType == "trigger" {
-			if n := utf8.RuneCountInString(ev.Description); n == 0 || n > 1024 {
-				problems = append(problems, "Description must be 1 to 1024 characters")
-			}
-		}
+	body, ok := s.body(w, r)
+	if !ok {
+		return
 	}
+	ev, problems := testpagerduty.CheckV1(r, body)
 	if len(problems) > 0 {
 		s.invalid(w, problems)
 		return
@@ -258,7 +165,7 @@ func (s *eventsServer) v1(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.accepted = append(s.accepted, acceptedEvent{Version: 1, V1: ev, At: time.Now()})
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "message": "Event processed", "incident_key": ev.IncidentKey})
+	testpagerduty.WriteJSON(w, http.StatusOK, map[string]any{"status": "success", "message": "Event processed", "incident_key": ev.IncidentKey})
 }
 
 // respondScripted answers a non-accepting reply and reports whether it did.
@@ -281,23 +188,17 @@ func (s *eventsServer) respondScripted(w http.ResponseWriter, r *http.Request, r
 	}
 	switch {
 	case rep.status == http.StatusBadRequest:
-		writeJSON(w, rep.status, map[string]any{"status": "invalid event", "message": "Event object is invalid", "errors": rep.errors})
+		testpagerduty.WriteJSON(w, rep.status, map[string]any{"status": "invalid event", "message": "Event object is invalid", "errors": rep.errors})
 	case rep.status == http.StatusTooManyRequests:
-		writeJSON(w, rep.status, map[string]any{"status": "throttle event", "message": "Requests for this service are arriving too quickly. Please retry later."})
+		testpagerduty.WriteJSON(w, rep.status, map[string]any{"status": "throttle event", "message": "Requests for this service are arriving too quickly. Please retry later."})
 	case rep.status >= 500:
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(rep.status)
 		fmt.Fprint(w, "<html><body>Internal Server Error</body></html>")
 	default:
-		writeJSON(w, rep.status, map[string]any{"status": "error", "message": http.StatusText(rep.status)})
+		testpagerduty.WriteJSON(w, rep.status, map[string]any{"status": "error", "message": http.StatusText(rep.status)})
 	}
 	return true
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // ---- REST API (incidents) ----
@@ -433,11 +334,11 @@ func (s *restServer) v2(w http.ResponseWriter, r *http.Request) {
 	auth := r.Header.Get("Authorization")
 	s.record(2, auth, r)
 	if s.forceCode != 0 {
-		writeJSON(w, s.forceCode, map[string]any{"error": map[string]any{"message": http.StatusText(s.forceCode), "code": 2001}})
+		testpagerduty.WriteJSON(w, s.forceCode, map[string]any{"error": map[string]any{"message": http.StatusText(s.forceCode), "code": 2001}})
 		return
 	}
 	if auth != "Token token="+s.token || s.token == "" {
-		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"message": "Unauthorized", "code": 2006}})
+		testpagerduty.WriteJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"message": "Unauthorized", "code": 2006}})
 		return
 	}
 	q := r.URL.Query()
@@ -468,7 +369,7 @@ func (s *restServer) v2(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(problems) > 0 {
 		s.violation("REST v2: %s", strings.Join(problems, "; "))
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"message": "Invalid Input Provided", "code": 2001, "errors": problems}})
+		testpagerduty.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"message": "Invalid Input Provided", "code": 2001, "errors": problems}})
 		return
 	}
 	if s.pageSize > 0 && limit > s.pageSize {
@@ -492,7 +393,7 @@ func (s *restServer) v2(w http.ResponseWriter, r *http.Request) {
 			"acknowledgements": acks,
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"incidents": page, "limit": limit, "offset": offset,
+	testpagerduty.WriteJSON(w, http.StatusOK, map[string]any{"incidents": page, "limit": limit, "offset": offset,
 		"more": end < len(all), "total": nil})
 }
 
@@ -500,12 +401,12 @@ func (s *restServer) v1(w http.ResponseWriter, r *http.Request) {
 	user, pass, ok := r.BasicAuth()
 	s.record(1, r.Header.Get("Authorization"), r)
 	if s.forceCode != 0 {
-		writeJSON(w, s.forceCode, map[string]any{"error": map[string]any{"message": http.StatusText(s.forceCode), "code": 2001}})
+		testpagerduty.WriteJSON(w, s.forceCode, map[string]any{"error": map[string]any{"message": http.StatusText(s.forceCode), "code": 2001}})
 		return
 	}
 	want, known := s.basic[r.PathValue("subdomain")]
 	if !ok || !known || user+":"+pass != want {
-		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"message": "Unauthorized", "code": 2006}})
+		testpagerduty.WriteJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"message": "Unauthorized", "code": 2006}})
 		return
 	}
 	q := r.URL.Query()
@@ -524,7 +425,7 @@ func (s *restServer) v1(w http.ResponseWriter, r *http.Request) {
 	problems = append(problems, wp...)
 	if len(problems) > 0 {
 		s.violation("REST v1: %s", strings.Join(problems, "; "))
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"message": "Invalid Input Provided", "code": 2001, "errors": problems}})
+		testpagerduty.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"message": "Invalid Input Provided", "code": 2001, "errors": problems}})
 		return
 	}
 	all := s.matching(key, since, until)
@@ -536,7 +437,7 @@ func (s *restServer) v1(w http.ResponseWriter, r *http.Request) {
 		}
 		incs = append(incs, m)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"incidents": incs, "limit": 100, "offset": 0, "total": len(incs)})
+	testpagerduty.WriteJSON(w, http.StatusOK, map[string]any{"incidents": incs, "limit": 100, "offset": 0, "total": len(incs)})
 }
 
 // ---- shared test data ----

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/internal/testpagerduty"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -33,16 +34,16 @@ func TestSendV2Payloads(t *testing.T) {
 		name    string
 		a       schema.Alert
 		action  string
-		payload *contractV2Payload // nil: no payload expected
+		payload *testpagerduty.V2Payload // nil: no payload expected
 	}{
-		{"problem", withDetails, "trigger", &contractV2Payload{
+		{"problem", withDetails, "trigger", &testpagerduty.V2Payload{
 			Summary: `Problem: "HTTP" on web-01 is Critical, HTTP 500`, Source: "web-01", Severity: "critical",
 			Timestamp: "2026-03-01T12:00:00Z", CustomDetails: map[string]any{"check": "HTTP", "state": "critical",
 				"summary": "HTTP 500", "details": "stack trace", "perfdata": "time=3s", "event_count": 7.0, "state_duration": 90.0}}},
-		{"problem without time", noTime, "trigger", &contractV2Payload{
+		{"problem without time", noTime, "trigger", &testpagerduty.V2Payload{
 			Summary: `Problem: "HTTP" on web-01 is Warning`, Source: "web-01", Severity: "warning",
 			CustomDetails: map[string]any{"check": "HTTP", "state": "warning", "event_count": 7.0}}},
-		{"test", alert("test", "test_notifications", "Testing"), "trigger", &contractV2Payload{
+		{"test", alert("test", "test_notifications", "Testing"), "trigger", &testpagerduty.V2Payload{
 			Summary: `Test: "HTTP" on web-01, Testing`, Source: "web-01", Severity: "info", Timestamp: "2026-03-01T12:00:00Z",
 			CustomDetails: map[string]any{"check": "HTTP", "state": "test_notifications", "summary": "Testing", "event_count": 7.0, "state_duration": 90.0}}},
 		{"acknowledgement", alert("acknowledgement", "critical", "ada: on it"), "acknowledge", nil},
@@ -80,7 +81,7 @@ func TestSendV2Payloads(t *testing.T) {
 	}
 }
 
-func equalJSONish(a, b *contractV2Payload) bool {
+func equalJSONish(a, b *testpagerduty.V2Payload) bool {
 	if a.Summary != b.Summary || a.Source != b.Source || a.Severity != b.Severity || a.Timestamp != b.Timestamp ||
 		len(a.CustomDetails) != len(b.CustomDetails) {
 		return false
