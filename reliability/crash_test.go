@@ -75,8 +75,8 @@ func TestCrashesLoseNothing(t *testing.T) {
 	bot := xs.Register(t, "flapjack", botPassword)
 	person := xs.Register(t, "ada", personPassword)
 	room := testprosody.Room("ops")
-	ada := connectPeer(t, xs, "ada", personPassword)
-	ada.join(room, "ada")
+	ada := testprosody.Connect(t, xs, "ada", personPassword)
+	ada.Join(room, "ada")
 	pd := newPagerDutyServer(t, seed, 15*time.Millisecond)
 	tap := startPushTap(t, redisServer.Addr, db.Index, keys.Notifications(),
 		keys.Queue("jabber_notifications"), keys.Queue("pagerduty_notifications"))
@@ -171,13 +171,13 @@ func TestCrashesLoseNothing(t *testing.T) {
 		if err != nil || len(left) > 0 || !queuesEmpty(pool, queues...) {
 			return false
 		}
-		report = analyseDeliveries(expected[:], ada.messages(), pd, bot, room)
+		report = analyseDeliveries(expected[:], ada.Messages(), pd, bot, room)
 		return report.complete()
 	})
 	drainTook := time.Since(streamStart) - streamTook
 	// Anything delivered late (a duplicate) would show now.
 	time.Sleep(1500 * time.Millisecond)
-	report = analyseDeliveries(expected[:], ada.messages(), pd, bot, room)
+	report = analyseDeliveries(expected[:], ada.Messages(), pd, bot, room)
 	if !drained {
 		left, _ := processingLeft(pool)
 		depth := map[string]int{}
@@ -192,7 +192,7 @@ func TestCrashesLoseNothing(t *testing.T) {
 			t.Errorf("%s exited by itself (code %d):\n%s", s.name, p.ExitCode(), p.Tail(40))
 		}
 	}
-	if alive, err := ada.alive(); !alive {
+	if alive, err := ada.Alive(); !alive {
 		t.Fatalf("the person's XMPP connection dropped during the test: %v", err)
 	}
 
@@ -318,7 +318,7 @@ func (r deliveryReport) complete() bool { return len(r.missing) == 0 }
 // analyseDeliveries checks the person's Jabber messages (a chat from the bot and a groupchat
 // in the room per event) and the PagerDuty events (per check, in order: a trigger per
 // critical, a resolve per ok; a repeat shows as the same event twice in a row).
-func analyseDeliveries(expected [][crashEvents]streamEvent, msgs []xmppMessage, pd *pagerDutyServer, bot, room string) deliveryReport {
+func analyseDeliveries(expected [][crashEvents]streamEvent, msgs []testprosody.Message, pd *pagerDutyServer, bot, room string) deliveryReport {
 	var r deliveryReport
 	byKey := map[string]streamEvent{}
 	for _, evs := range expected {

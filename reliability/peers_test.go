@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"crypto/tls"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,15 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	xmpp "github.com/xmppo/go-xmpp"
 
 	"github.com/flapjackgo/flapjack/internal/testpagerduty"
-	"github.com/flapjackgo/flapjack/internal/testprosody"
 )
 
 // ---- PagerDuty Events API v2 ----
@@ -105,134 +101,6 @@ func (s *pagerDutyServer) snapshot() (accepted []pdDelivery, violations []string
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]pdDelivery(nil), s.accepted...), append([]string(nil), s.violations...), s.aborted
-}
-
-// ---- XMPP: the person on the other side ----
-
-// xmppMessage is one message a person received.
-type xmppMessage struct {
-	Type string // chat or groupchat
-	From string
-	Text string
-}
-
-// xmppPeer is a plain go-xmpp client logged in as a person, recording every message it gets.
-type xmppPeer struct {
-	t    *testing.T
-	jid  string
-	c    *xmpp.Client
-	wmu  sync.Mutex
-	seq  atomic.Int64
-	iqs  chan string
-	dead chan struct{}
-
-	mu   sync.Mutex
-	msgs []xmppMessage
-	err  error
-}
-
-func connectPeer(t *testing.T, s *testprosody.Server, user, password string) *xmppPeer {
-	t.Helper()
-	o := xmpp.Options{Host: s.Addr(), User: testprosody.JID(user), Password: password, Resource: "phone",
-		NoTLS: true, StartTLS: true, TLSConfig: &tls.Config{ServerName: testprosody.Domain, InsecureSkipVerify: true},
-		DialTimeout: 5 * time.Second, Status: "chat"}
-	c, err := o.NewClient()
-	if err != nil {
-		t.Fatalf("login %s: %v\n%s", user, err, s.LogTail(10))
-	}
-	p := &xmppPeer{t: t, jid: testprosody.JID(user), c: c, iqs: make(chan string, 16), dead: make(chan struct{})}
-	go func() {
-		defer close(p.dead)
-		for {
-			st, err := c.Recv()
-			if err != nil {
-				p.mu.Lock()
-				p.err = err
-				p.mu.Unlock()
-				return
-			}
-			switch v := st.(type) {
-			case xmpp.Chat:
-				if v.Text != "" {
-					p.mu.Lock()
-					p.msgs = append(p.msgs, xmppMessage{Type: v.Type, From: v.Remote, Text: v.Text})
-					p.mu.Unlock()
-				}
-			case xmpp.IQ:
-				select {
-				case p.iqs <- v.ID:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		// go-xmpp's Close must not run while Recv does: end the stream, let the server close
-		// it, and close the client once the reader has stopped.
-		p.wmu.Lock()
-		_, _ = p.c.SendOrg("</stream:stream>")
-		p.wmu.Unlock()
-		select {
-		case <-p.dead:
-			_ = p.c.Close()
-		case <-time.After(3 * time.Second):
-			// prosody is stopped after this cleanup, which ends the reader.
-		}
-	})
-	return p
-}
-
-// join enters a room with no history and waits until the server has handled it.
-func (p *xmppPeer) join(room, nick string) {
-	p.t.Helper()
-	p.wmu.Lock()
-	_, err := p.c.JoinMUC(room, nick, xmpp.StanzaHistory, 0, nil)
-	p.wmu.Unlock()
-	if err != nil {
-		p.t.Fatalf("%s: join %s: %v", p.jid, room, err)
-	}
-	p.sync()
-}
-
-// sync pings the server and waits for the answer: everything sent before has been handled.
-func (p *xmppPeer) sync() {
-	p.t.Helper()
-	id := "sync-" + strconv.FormatInt(p.seq.Add(1), 10)
-	p.wmu.Lock()
-	_, err := p.c.SendOrg(fmt.Sprintf("<iq type='get' id='%s' to='%s'><ping xmlns='urn:xmpp:ping'/></iq>", id, testprosody.Domain))
-	p.wmu.Unlock()
-	if err != nil {
-		p.t.Fatalf("%s: ping: %v", p.jid, err)
-	}
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case got := <-p.iqs:
-			if got == id {
-				return
-			}
-		case <-deadline:
-			p.t.Fatalf("%s: no ping answer within 10s", p.jid)
-		}
-	}
-}
-
-func (p *xmppPeer) messages() []xmppMessage {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]xmppMessage(nil), p.msgs...)
-}
-
-// alive reports whether the connection still stands (and why not).
-func (p *xmppPeer) alive() (bool, error) {
-	select {
-	case <-p.dead:
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return false, p.err
-	default:
-		return true, nil
-	}
 }
 
 // ---- Redis MONITOR: every push onto the watched lists ----

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	xmpp "github.com/xmppo/go-xmpp"
 
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/internal/testprosody"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -32,18 +32,18 @@ func TestDeliver(t *testing.T) {
 				t.Errorf("connection log: %+v", encrypted)
 			}
 
-			alice := connectClient(t, e.xmpp, "alice", alicePassword)
-			alice.join(e.room, "alice")
+			alice := testprosody.Connect(t, e.xmpp, "alice", alicePassword)
+			alice.Join(e.room, "alice")
 
 			e.queueAlert(problemAlert(e.alice, "app-01.example.com", "HTTP Port 80", "HTTP 500"))
 			hash := schema.AckHash("app-01.example.com:HTTP Port 80")
-			alice.expectText("chat", e.bot+"/test",
+			alice.ExpectText("chat", e.bot+"/test",
 				fmt.Sprintf(`Problem: flapjack: ACKID %s, "HTTP Port 80" on app-01.example.com is Critical, HTTP 500`, hash))
 
 			recovery := problemAlert(strings.ToUpper(e.room), "app-01.example.com", "HTTP Port 80", "HTTP 200")
 			recovery.State, recovery.NotificationType = "ok", "recovery"
 			e.queueAlert(recovery)
-			alice.expectText("groupchat", e.room+"/flapjack", `Recovery: "HTTP Port 80" on app-01.example.com is OK, HTTP 200`)
+			alice.ExpectText("groupchat", e.room+"/flapjack", `Recovery: "HTTP Port 80" on app-01.example.com is OK, HTTP 200`)
 
 			waitUntil(t, "queue drained", func() bool { return e.llen(e.keys.Queue("jabber_notifications")) == 0 })
 			if n := e.llen(e.keys.FailedQueue("jabber_notifications")); n != 0 {
@@ -60,8 +60,8 @@ func TestDeliver(t *testing.T) {
 func TestAcknowledgeEndToEnd(t *testing.T) {
 	t.Parallel()
 	e := startEnv(t, TLSStartTLS)
-	alice := connectClient(t, e.xmpp, "alice", alicePassword)
-	alice.join(e.room, "alice")
+	alice := testprosody.Connect(t, e.xmpp, "alice", alicePassword)
+	alice.Join(e.room, "alice")
 	p := newPipeline(t, e)
 
 	const entity, check = "app-01.example.com", "HTTP"
@@ -79,11 +79,11 @@ func TestAcknowledgeEndToEnd(t *testing.T) {
 		t.Fatalf("notification = %+v, want a problem for %s", n, id)
 	}
 	p.routeNotifications()
-	alice.expectText("chat", e.bot, fmt.Sprintf(`Problem: flapjack: ACKID %s, "HTTP" on app-01.example.com is Critical, HTTP 500`, hash))
+	alice.ExpectText("chat", e.bot, fmt.Sprintf(`Problem: flapjack: ACKID %s, "HTTP" on app-01.example.com is Critical, HTTP 500`, hash))
 
 	// Alice acknowledges in direct chat, with the hash in capitals and a duration.
-	alice.say(e.bot, "chat", fmt.Sprintf("ACKID %s fixing it duration: 2h", strings.ToUpper(hash)))
-	alice.expectText("chat", e.bot, fmt.Sprintf("ACKing %s on %s (%s)", check, entity, hash))
+	alice.Say(e.bot, "chat", fmt.Sprintf("ACKID %s fixing it duration: 2h", strings.ToUpper(hash)))
+	alice.ExpectText("chat", e.bot, fmt.Sprintf("ACKing %s on %s (%s)", check, entity, hash))
 	evs := e.events()
 	if len(evs) != 1 {
 		t.Fatalf("events = %+v, want one acknowledgement", evs)
@@ -103,11 +103,11 @@ func TestAcknowledgeEndToEnd(t *testing.T) {
 		t.Fatalf("notification = %+v (duration %v), want an acknowledgement of %s for 7200s", n, n.Duration, id)
 	}
 	p.routeNotifications()
-	alice.expectText("chat", e.bot, fmt.Sprintf(`Acknowledgement: "HTTP" on %s has been acknowledged, unscheduled maintenance created for 2 hours, %s: fixing it`, entity, e.alice))
+	alice.ExpectText("chat", e.bot, fmt.Sprintf(`Acknowledgement: "HTTP" on %s has been acknowledged, unscheduled maintenance created for 2 hours, %s: fixing it`, entity, e.alice))
 
 	// In the room, addressed to the bot: the check is acknowledged now, so the ACK changes.
-	alice.say(e.room, "groupchat", fmt.Sprintf("fj: ACKID %s still fixing duration: 1 hour", hash))
-	alice.expectText("groupchat", e.room+"/flapjack", fmt.Sprintf("Changing ACK for %s on %s (%s)", check, entity, hash))
+	alice.Say(e.room, "groupchat", fmt.Sprintf("fj: ACKID %s still fixing duration: 1 hour", hash))
+	alice.ExpectText("groupchat", e.room+"/flapjack", fmt.Sprintf("Changing ACK for %s on %s (%s)", check, entity, hash))
 	evs = e.events() // the first acknowledgement was consumed by the executive
 	if len(evs) != 1 || evs[0].Summary != "alice: still fixing" || evs[0].Duration != 3600 {
 		t.Fatalf("events = %+v, want a second acknowledgement from alice for 3600s", evs)
@@ -116,8 +116,8 @@ func TestAcknowledgeEndToEnd(t *testing.T) {
 	// tell me about reads the maintenance from the stored windows at the fake clock.
 	// (The room acknowledgement is still queued: the first one is in force.)
 	e.clk.Advance(5 * time.Second)
-	alice.say(e.bot, "chat", "tell me about app-01.example.com:HTTP")
-	alice.expectText("chat", e.bot, strings.Join([]string{
+	alice.Say(e.bot, "chat", "tell me about app-01.example.com:HTTP")
+	alice.ExpectText("chat", e.bot, strings.Join([]string{
 		"Entity: app-01.example.com, check: HTTP",
 		"HTTP: Critical since 2026-01-05 10:00:00 UTC",
 		"  scheduled maintenance: none",
@@ -130,22 +130,22 @@ func TestAcknowledgeEndToEnd(t *testing.T) {
 func TestCommandsRejected(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, TLSPlain)
-	alice := connectClient(t, e.xmpp, "alice", alicePassword)
+	alice := testprosody.Connect(t, e.xmpp, "alice", alicePassword)
 	// Sent while the bot is offline: prosody stores it and delivers it at the bot's login.
-	alice.say(e.bot, "chat", "ACKID 0123abcd stale comment")
-	alice.sync()
+	alice.Say(e.bot, "chat", "ACKID 0123abcd stale comment")
+	alice.Sync()
 	e.start(e.config(TLSPlain))
 	e.waitConnected()
-	alice.expect("the offline-command notice", func(m xmpp.Chat) bool {
+	alice.Expect("the offline-command notice", func(m testprosody.Message) bool {
 		return m.Type == "chat" && strings.HasPrefix(m.Text, "I was offline when you sent 'ACKID 0123abcd stale comment'")
 	})
 
 	hash := schema.AckHash("app-01.example.com:HTTP")
 	e.db.Do(t, "HSET", e.keys.ChecksByHash(), hash, "app-01.example.com:HTTP")
-	mallory := connectClient(t, e.xmpp, "mallory", "mallory-pw")
-	mallory.say(e.bot, "chat", fmt.Sprintf("ACKID %s pwned", hash))
-	mallory.say(e.bot, "chat", "help")
-	mallory.sync()
+	mallory := testprosody.Connect(t, e.xmpp, "mallory", "mallory-pw")
+	mallory.Say(e.bot, "chat", fmt.Sprintf("ACKID %s pwned", hash))
+	mallory.Say(e.bot, "chat", "help")
+	mallory.Sync()
 
 	for _, tc := range []struct{ say, reply string }{
 		{"ACKID deadbeef fixing it", "ERROR - couldn't ACK deadbeef - not found"},
@@ -153,11 +153,11 @@ func TestCommandsRejected(t *testing.T) {
 		{"<p>status entities /(/</p>", "that doesn't seem to be a valid pattern - error parsing regexp: missing closing ): `(`"},
 		{"make me a sandwich", "what do you mean, 'make me a sandwich'? Type 'help' for a list of acceptable commands."},
 	} {
-		alice.say(e.bot, "chat", tc.say)
-		alice.expectText("chat", e.bot, tc.reply)
+		alice.Say(e.bot, "chat", tc.say)
+		alice.ExpectText("chat", e.bot, tc.reply)
 	}
 	// Mallory's messages reached the bot before alice's last one was answered.
-	mallory.quiet(200 * time.Millisecond)
+	mallory.Quiet(200 * time.Millisecond)
 	if evs := e.events(); len(evs) != 0 {
 		t.Errorf("events = %+v, want none", evs)
 	}
@@ -166,9 +166,9 @@ func TestCommandsRejected(t *testing.T) {
 	}
 
 	// Once in a configured room, mallory is trusted in direct chat too.
-	mallory.join(e.room, "mallory")
-	mallory.say(e.bot, "chat", "find entities matching /app/")
-	mallory.expectText("chat", e.bot, "No entities match /app/")
+	mallory.Join(e.room, "mallory")
+	mallory.Say(e.bot, "chat", "find entities matching /app/")
+	mallory.ExpectText("chat", e.bot, "No entities match /app/")
 	if !e.gw.Connected() {
 		t.Error("gateway disconnected")
 	}
@@ -179,10 +179,10 @@ func TestCommandsRejected(t *testing.T) {
 func TestReconnect(t *testing.T) {
 	t.Parallel()
 	e := startEnv(t, TLSStartTLS)
-	alice := connectClient(t, e.xmpp, "alice", alicePassword)
-	alice.join(e.room, "alice")
+	alice := testprosody.Connect(t, e.xmpp, "alice", alicePassword)
+	alice.Join(e.room, "alice")
 	e.queueAlert(problemAlert(e.room, "app-01.example.com", "HTTP", "before"))
-	alice.expect("the first room alert", func(m xmpp.Chat) bool { return strings.HasSuffix(m.Text, "before") })
+	alice.Expect("the first room alert", func(m testprosody.Message) bool { return strings.HasSuffix(m.Text, "before") })
 
 	e.xmpp.Stop(t)
 	waitUntil(t, "the gateway to notice the outage", func() bool { return !e.gw.Connected() })
@@ -204,14 +204,14 @@ func TestReconnect(t *testing.T) {
 
 	e.xmpp.Restart(t)
 	e.waitConnected()
-	alice = connectClient(t, e.xmpp, "alice", alicePassword)
-	alice.expect("the alert queued during the outage", func(m xmpp.Chat) bool {
+	alice = testprosody.Connect(t, e.xmpp, "alice", alicePassword)
+	alice.Expect("the alert queued during the outage", func(m testprosody.Message) bool {
 		return m.Type == "chat" && strings.HasSuffix(m.Text, "during the outage")
 	})
-	alice.join(e.room, "alice")
+	alice.Join(e.room, "alice")
 	e.queueAlert(problemAlert(e.room, "app-01.example.com", "HTTP", "after"))
-	alice.expect("a room alert after the reconnect", func(m xmpp.Chat) bool {
-		return m.Type == "groupchat" && m.Remote == e.room+"/flapjack" && strings.HasSuffix(m.Text, "after")
+	alice.Expect("a room alert after the reconnect", func(m testprosody.Message) bool {
+		return m.Type == "groupchat" && m.From == e.room+"/flapjack" && strings.HasSuffix(m.Text, "after")
 	})
 	if got := len(e.logs.FilterMessage("connected to the XMPP server").All()); got != 2 {
 		t.Errorf("%d connections logged, want 2", got)

@@ -2,18 +2,15 @@ package jabber
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	xmpp "github.com/xmppo/go-xmpp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -204,134 +201,6 @@ func problemAlert(address, entity, check, summary string) schema.Alert {
 	hash := schema.AckHash(id)
 	return schema.Alert{Media: Medium, Address: address, ID: "test-" + hash, ContactID: "c1", EventID: id,
 		EventHash: &hash, State: "critical", Summary: &summary, NotificationType: "problem", EventCount: 1}
-}
-
-// ---- a plain go-xmpp client playing the person on the other side ----
-
-type client struct {
-	t    *testing.T
-	name string
-	jid  string
-	c    *xmpp.Client
-	wmu  sync.Mutex
-	msgs chan xmpp.Chat
-	iqs  chan string
-	seq  atomic.Int64
-	dead chan struct{}
-}
-
-// connectClient logs user in (STARTTLS, certificate not verified) and starts its reader.
-func connectClient(t *testing.T, s *testprosody.Server, user, password string) *client {
-	t.Helper()
-	o := xmpp.Options{Host: s.Addr(), User: testprosody.JID(user), Password: password, Resource: "phone",
-		NoTLS: true, StartTLS: true, TLSConfig: &tls.Config{ServerName: testprosody.Domain, InsecureSkipVerify: true},
-		DialTimeout: 5 * time.Second, Status: "chat"}
-	c, err := o.NewClient()
-	if err != nil {
-		t.Fatalf("login %s: %v\n%s", user, err, s.LogTail(10))
-	}
-	cl := &client{t: t, name: user, jid: testprosody.JID(user), c: c, msgs: make(chan xmpp.Chat, 256),
-		iqs: make(chan string, 16), dead: make(chan struct{})}
-	go func() {
-		defer close(cl.dead)
-		for {
-			st, err := c.Recv()
-			if err != nil {
-				return
-			}
-			switch v := st.(type) {
-			case xmpp.Chat:
-				if v.Text != "" {
-					cl.msgs <- v
-				}
-			case xmpp.IQ:
-				select {
-				case cl.iqs <- v.ID:
-				default:
-				}
-			}
-		}
-	}()
-	return cl
-}
-
-func (c *client) say(to, typ, text string) {
-	c.t.Helper()
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := c.c.Send(xmpp.Chat{Remote: to, Type: typ, Text: text}); err != nil {
-		c.t.Fatalf("%s: send: %v", c.name, err)
-	}
-}
-
-func (c *client) join(room, nick string) {
-	c.t.Helper()
-	c.wmu.Lock()
-	_, err := c.c.JoinMUC(room, nick, xmpp.StanzaHistory, 0, nil)
-	c.wmu.Unlock()
-	if err != nil {
-		c.t.Fatalf("%s: join %s: %v", c.name, room, err)
-	}
-	c.sync()
-}
-
-// sync pings the server and waits for the answer: every stanza sent before has been handled.
-func (c *client) sync() {
-	c.t.Helper()
-	id := fmt.Sprintf("sync-%d", c.seq.Add(1))
-	c.wmu.Lock()
-	_, err := c.c.SendOrg(fmt.Sprintf("<iq type='get' id='%s' to='%s'><ping xmlns='urn:xmpp:ping'/></iq>", id, testprosody.Domain))
-	c.wmu.Unlock()
-	if err != nil {
-		c.t.Fatalf("%s: ping: %v", c.name, err)
-	}
-	deadline := time.After(waitFor)
-	for {
-		select {
-		case got := <-c.iqs:
-			if got == id {
-				return
-			}
-		case <-deadline:
-			c.t.Fatalf("%s: no ping answer within %s", c.name, waitFor)
-		}
-	}
-}
-
-// expect waits for a message satisfying match, skipping others (greetings, presence noise).
-func (c *client) expect(what string, match func(xmpp.Chat) bool) xmpp.Chat {
-	c.t.Helper()
-	deadline := time.After(waitFor)
-	var skipped []string
-	for {
-		select {
-		case m := <-c.msgs:
-			if match(m) {
-				return m
-			}
-			skipped = append(skipped, fmt.Sprintf("%s %s: %q", m.Type, m.Remote, m.Text))
-		case <-deadline:
-			c.t.Fatalf("%s: no message %s within %s; got instead:\n%s", c.name, what, waitFor, strings.Join(skipped, "\n"))
-		}
-	}
-}
-
-// expectText waits for a message of type typ from from with exactly text.
-func (c *client) expectText(typ, from, text string) xmpp.Chat {
-	c.t.Helper()
-	return c.expect(fmt.Sprintf("%s from %s %q", typ, from, text), func(m xmpp.Chat) bool {
-		return m.Type == typ && strings.HasPrefix(m.Remote, from) && m.Text == text
-	})
-}
-
-// quiet asserts no message arrives during d.
-func (c *client) quiet(d time.Duration) {
-	c.t.Helper()
-	select {
-	case m := <-c.msgs:
-		c.t.Errorf("%s: unexpected message %s from %s: %q", c.name, m.Type, m.Remote, m.Text)
-	case <-time.After(d):
-	}
 }
 
 // waitUntil polls cond until it holds.

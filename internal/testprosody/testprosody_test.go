@@ -133,3 +133,32 @@ func TestRegisterIsUsableForLogin(t *testing.T) {
 		t.Fatal("login with a wrong password succeeded")
 	}
 }
+
+func TestPersonsTalk(t *testing.T) {
+	t.Parallel()
+	s := Start(t)
+	s.Register(t, "alice", "a-secret")
+	s.Register(t, "bob", "b-secret")
+	alice := Connect(t, s, "alice", "a-secret")
+	bob := Connect(t, s, "bob", "b-secret")
+
+	bob.Say(alice.JID(), "chat", "noise")
+	bob.Say(alice.JID(), "chat", "hello")
+	got := alice.ExpectText("chat", bob.JID()+"/phone", "hello")
+	if got.From != bob.JID()+"/phone" {
+		t.Fatalf("message from %q, want bob's full JID", got.From)
+	}
+	alice.Quiet(100 * time.Millisecond) // "noise" was passed over by Expect, not left unread
+	if all := alice.Messages(); len(all) != 2 || all[0].Text != "noise" || all[1].Text != "hello" {
+		t.Fatalf("Messages() = %+v, want noise then hello", all)
+	}
+
+	room := Room("ops")
+	alice.Join(room, "alice")
+	bob.Join(room, "bob")
+	bob.Say(room, "groupchat", "in the room")
+	alice.ExpectText("groupchat", room+"/bob", "in the room")
+	if alive, err := alice.Alive(); !alive {
+		t.Fatalf("alice's connection dropped: %v", err)
+	}
+}
