@@ -118,54 +118,45 @@ func (s *eventsServer) invalid(w http.ResponseWriter, problems []string) {
 	testpagerduty.WriteInvalid(w, problems)
 }
 
-// body reads a request's body; a body that does not arrive whole breaks the contract too.
-func (s *eventsServer) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		s.invalid(w, []string{"body could not be read: " + err.Error()})
-		return nil, false
-	}
-	return body, true
-}
-
 func (s *eventsServer) v2(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.body(w, r)
-	if !ok {
-		return
-	}
-	ev, problems := testpagerduty.CheckV2(r, body)
-	if len(problems) > 0 {
-		s.invalid(w, problems)
-		return
-	}
-	rep := s.next()
-	if s.respondScripted(w, r, rep) {
-		return
-	}
-	s.mu.Lock()
-	s.accepted = append(s.accepted, acceptedEvent{Version: 2, V2: ev, At: time.Now()})
-	s.mu.Unlock()
-	testpagerduty.WriteAccepted(w, *ev.DedupKey)
+	s.serve(w, r, func(body []byte) (acceptedEvent, []string) {
+		ev, problems := testpagerduty.CheckV2(r, body)
+		return acceptedEvent{Version: 2, V2: ev}, problems
+	}, func(a acceptedEvent) { testpagerduty.WriteAccepted(w, *a.V2.DedupKey) })
 }
 
 func (s *eventsServer) v1(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.body(w, r)
-	if !ok {
+	s.serve(w, r, func(body []byte) (acceptedEvent, []string) {
+		ev, problems := testpagerduty.CheckV1(r, body)
+		return acceptedEvent{Version: 1, V1: ev}, problems
+	}, func(a acceptedEvent) {
+		testpagerduty.WriteJSON(w, http.StatusOK, map[string]any{"status": "success", "message": "Event processed",
+			"incident_key": a.V1.IncidentKey})
+	})
+}
+
+// serve checks a request against the contract, then answers it with the next scripted reply,
+// or accepts it: records it and answers as PagerDuty does (accept).
+func (s *eventsServer) serve(w http.ResponseWriter, r *http.Request, check func([]byte) (acceptedEvent, []string),
+	accept func(acceptedEvent)) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.invalid(w, []string{"body could not be read: " + err.Error()})
 		return
 	}
-	ev, problems := testpagerduty.CheckV1(r, body)
+	ev, problems := check(body)
 	if len(problems) > 0 {
 		s.invalid(w, problems)
 		return
 	}
-	rep := s.next()
-	if s.respondScripted(w, r, rep) {
+	if s.respondScripted(w, r, s.next()) {
 		return
 	}
+	ev.At = time.Now()
 	s.mu.Lock()
-	s.accepted = append(s.accepted, acceptedEvent{Version: 1, V1: ev, At: time.Now()})
+	s.accepted = append(s.accepted, ev)
 	s.mu.Unlock()
-	testpagerduty.WriteJSON(w, http.StatusOK, map[string]any{"status": "success", "message": "Event processed", "incident_key": ev.IncidentKey})
+	accept(ev)
 }
 
 // respondScripted answers a non-accepting reply and reports whether it did.
