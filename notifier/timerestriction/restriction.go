@@ -331,7 +331,8 @@ func (r *Restriction) excluded(o time.Time) bool {
 			return true
 		}
 	}
-	if len(r.exrules) == 0 {
+	if len(r.exrules) == 0 || o.Before(r.start) {
+		// An extra date before the start: rrule-go yields no EXRULE occurrence there.
 		return false
 	}
 	quiet := r.quiet(o)

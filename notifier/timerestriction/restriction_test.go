@@ -131,6 +131,27 @@ func TestActive(t *testing.T) {
 			},
 		},
 		{
+			// East of UTC, time.Date places a wall time in the gap after it: the EXRULE's 02:30
+			// is 03:30 CEST, which removes the occurrence at 03:30 CEST (naive 02:30 and 03:30).
+			name: "EXRULE time inside the spring-forward gap east of UTC",
+			zone: "Europe/Berlin",
+			raw: `{"start_time": "2013-03-30 00:00:00", "end_time": "2013-03-30 00:10:00",
+				"rrule": "RRULE:FREQ=MINUTELY;INTERVAL=30\nEXRULE:FREQ=DAILY;BYHOUR=2;BYMINUTE=30;BYSECOND=0"}`,
+			checks: []check{
+				{"2013-03-31 03:05:00", true}, {"2013-03-31 03:31:00", false},
+				{"2013-03-31 04:01:00", true}, {"2013-03-30 02:31:00", false}, {"2013-03-30 03:01:00", true},
+			},
+		},
+		{
+			// The EXRULE's naive 02:20 is placed at 01:20 EST, before the start, where rrule-go
+			// yields nothing: the RDATE at 01:20 stands.
+			name: "EXRULE does not remove an extra date before the start",
+			zone: "America/New_York",
+			raw: `{"start_time": "2013-03-10 01:30:00", "end_time": "2013-03-10 01:32:00",
+				"rrule": "RRULE:FREQ=DAILY;COUNT=2\nEXRULE:FREQ=MINUTELY;INTERVAL=25\nRDATE:20130310T012000"}`,
+			checks: []check{{"2013-03-10 01:21:00", true}, {"2013-03-10 01:31:00", false}, {"2013-03-11 01:31:00", true}},
+		},
+		{
 			// DST began at midnight: rrule-go stepping days in the location itself repeats
 			// October 19 and skips October 20.
 			name: "daily rule over a midnight DST change",

@@ -71,6 +71,7 @@ type rule struct {
 	days     *dayFilter // DAILY and shorter: the day-level BY* parts, taken out of opt
 	empty    bool       // produces no occurrence at all
 
+	start       time.Time // the restriction's start: rrule-go yields and counts nothing before it
 	startWall   int64
 	startDays   int64
 	startMonths int64 // year*12 + month-1
@@ -132,7 +133,7 @@ func newRule(spec ruleSpec, start time.Time, loc *time.Location) (*rule, error) 
 		opt.Until = naive(opt.Until, loc)
 	}
 	ru := &rule{
-		loc: loc, freq: opt.Freq, interval: int64(opt.Interval), nth: spec.nth,
+		loc: loc, freq: opt.Freq, interval: int64(opt.Interval), nth: spec.nth, start: start,
 		startWall: n0.Unix(), startDays: floorDiv(n0.Unix(), 86400),
 		startMonths: int64(n0.Year())*12 + int64(n0.Month()) - 1, startYear: int64(n0.Year()),
 		raw: raw, rawCount: spec.count, never: spec.never,
@@ -648,7 +649,6 @@ func (ru *rule) neverOccurs() (bool, error) {
 // spring-forward gap just after the start is placed an hour early, before the start, and
 // rrule-go neither yields nor counts it (see Restriction.active).
 func (ru *rule) countToUntil(count int) error {
-	start := ru.raw.Dtstart
 	c := ru.base
 	it := ru.occurrences(&c, maxSteps)
 	for seen := 0; ; {
@@ -659,7 +659,7 @@ func (ru *rule) countToUntil(count int) error {
 			}
 			return nil // UNTIL (or the end of time) came first
 		}
-		if atWall(o.Unix(), ru.loc).Before(start) {
+		if atWall(o.Unix(), ru.loc).Before(ru.start) {
 			continue
 		}
 		if seen++; seen == count {
@@ -685,9 +685,12 @@ const orderSlack = 26 * 3600
 // occurrence in the location when it is near the window. quiet says no UTC offset change is
 // near t, so naive order is real order there and iteration can stop as soon as it passes t.
 //
-// Nothing is missed from lo on: a naive time maps to an instant no later than its wall-clock
-// reading suggests (time.Date takes the first of two ambiguous instants, and moves a time in a
-// gap back), so an occurrence at or after lo has a naive time at or after lo's wall time.
+// Iteration starts at lo's wall time. West of UTC that misses nothing: time.Date places a wall
+// time inside a spring-forward gap before the gap, and takes the first of two ambiguous
+// instants, so an occurrence at or after lo has a naive time at or after lo's wall time. East
+// of UTC it places a gap time after the gap (and takes the second instant), so an occurrence
+// up to one gap after lo can be missed: callers that need those look back further (active by
+// dstSlack, occursAt likewise).
 func (ru *rule) eachIn(lo, t time.Time, quiet bool, fn func(o time.Time) bool) bool {
 	if ru.empty {
 		return false
@@ -733,7 +736,13 @@ func (ru *rule) eachIn(lo, t time.Time, quiet bool, fn func(o time.Time) bool) b
 	}
 }
 
-// occursAt tells whether an occurrence of the rule starts at o.
+// occursAt tells whether an occurrence of the rule starts at o. Near an offset change the
+// search starts dstSlack earlier, for a wall time in a gap that time.Date placed at o from
+// before it (see eachIn).
 func (ru *rule) occursAt(o time.Time, quiet bool) bool {
-	return ru.eachIn(o, o, quiet, func(time.Time) bool { return true })
+	lo := o
+	if !quiet {
+		lo = o.Add(-dstSlack)
+	}
+	return ru.eachIn(lo, o, quiet, o.Equal)
 }
