@@ -2,7 +2,9 @@ package testprosody
 
 import (
 	"crypto/tls"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,5 +162,39 @@ func TestPersonsTalk(t *testing.T) {
 	alice.ExpectText("groupchat", room+"/bob", "in the room")
 	if alive, err := alice.Alive(); !alive {
 		t.Fatalf("alice's connection dropped: %v", err)
+	}
+}
+
+// errorsTB records Errorf calls instead of failing the test.
+type errorsTB struct {
+	testing.TB
+	errs []string
+}
+
+func (e *errorsTB) Errorf(format string, args ...any) {
+	e.errs = append(e.errs, fmt.Sprintf(format, args...))
+}
+
+func TestPersonQuietReportsAMessage(t *testing.T) {
+	t.Parallel()
+	s := Start(t)
+	s.Register(t, "alice", "a-secret")
+	s.Register(t, "bob", "b-secret")
+	alice := Connect(t, s, "alice", "a-secret")
+	bob := Connect(t, s, "bob", "b-secret")
+
+	rec := &errorsTB{TB: t}
+	alice.t = rec
+	bob.Say(alice.JID(), "chat", "arrives while alice waits")
+	alice.Quiet(WaitFor)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "arrives while alice waits") {
+		t.Fatalf("Quiet reported %q, want the message that arrived", rec.errs)
+	}
+	bob.Say(alice.JID(), "chat", "already waiting")
+	bob.Sync()   // the server has routed it to alice's stream,
+	alice.Sync() // and alice has read it: the ping's answer comes after it
+	alice.Quiet(time.Millisecond)
+	if len(rec.errs) != 2 || !strings.Contains(rec.errs[1], "already waiting") {
+		t.Fatalf("Quiet reported %q, want the message left unread", rec.errs)
 	}
 }
