@@ -136,13 +136,17 @@ func TestRegisterIsUsableForLogin(t *testing.T) {
 	}
 }
 
-func TestPersonsTalk(t *testing.T) {
-	t.Parallel()
+// alicePlusBob connects two persons to a fresh server.
+func alicePlusBob(t *testing.T) (alice, bob *Person) {
 	s := Start(t)
 	s.Register(t, "alice", "a-secret")
 	s.Register(t, "bob", "b-secret")
-	alice := Connect(t, s, "alice", "a-secret")
-	bob := Connect(t, s, "bob", "b-secret")
+	return Connect(t, s, "alice", "a-secret"), Connect(t, s, "bob", "b-secret")
+}
+
+func TestPersonsTalk(t *testing.T) {
+	t.Parallel()
+	alice, bob := alicePlusBob(t)
 
 	bob.Say(alice.JID(), "chat", "noise")
 	bob.Say(alice.JID(), "chat", "hello")
@@ -177,11 +181,7 @@ func (e *errorsTB) Errorf(format string, args ...any) {
 
 func TestPersonQuietReportsAMessage(t *testing.T) {
 	t.Parallel()
-	s := Start(t)
-	s.Register(t, "alice", "a-secret")
-	s.Register(t, "bob", "b-secret")
-	alice := Connect(t, s, "alice", "a-secret")
-	bob := Connect(t, s, "bob", "b-secret")
+	alice, bob := alicePlusBob(t)
 
 	rec := &errorsTB{TB: t}
 	alice.t = rec
