@@ -272,10 +272,7 @@ func (r *Restriction) active(t time.Time) bool {
 		}
 	}
 	for _, ru := range r.rules {
-		// A wall time inside a spring-forward gap maps an hour early (time.Date's choice, which
-		// rrule-go shares): an occurrence at such a time just after the start would land before
-		// it, and rrule-go never yields an occurrence before DTSTART.
-		if ru.eachIn(lo, t, quiet, func(o time.Time) bool { return !o.Before(r.start) && r.covers(o, t) }) {
+		if ru.eachIn(lo, t, quiet, func(o time.Time) bool { return r.covers(o, t) }) {
 			return true
 		}
 	}
@@ -331,8 +328,7 @@ func (r *Restriction) excluded(o time.Time) bool {
 			return true
 		}
 	}
-	if len(r.exrules) == 0 || o.Before(r.start) {
-		// An extra date before the start: rrule-go yields no EXRULE occurrence there.
+	if len(r.exrules) == 0 {
 		return false
 	}
 	quiet := r.quiet(o)

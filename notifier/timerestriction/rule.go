@@ -515,10 +515,18 @@ func (it *occIter) Next() (time.Time, bool) {
 				continue
 			}
 		}
-		if it.ru.keep(n) {
+		if it.ru.keep(n) && !it.ru.beforeStart(n) {
 			return n, true
 		}
 	}
+}
+
+// beforeStart tells whether naive occurrence n is placed before the restriction's start, where
+// rrule-go neither yields nor counts an occurrence: a wall time inside a DST gap or overlap just
+// after the start can land there (time.Date moves a gap time west of UTC back by the gap).
+func (ru *rule) beforeStart(n time.Time) bool {
+	w := n.Unix()
+	return w < ru.startWall+orderSlack && atWall(w, ru.loc).Before(ru.start)
 }
 
 // anchored is a rule restarted from a later DTSTART, kept for the next evaluation.
@@ -644,10 +652,6 @@ func (ru *rule) neverOccurs() (bool, error) {
 
 // countToUntil replaces COUNT by the UNTIL it amounts to, so that evaluation can restart the
 // rule anywhere instead of counting from DTSTART every time.
-//
-// Like rrule-go, it counts only occurrences at or after the start: a naive time inside a
-// spring-forward gap just after the start is placed an hour early, before the start, and
-// rrule-go neither yields nor counts it (see Restriction.active).
 func (ru *rule) countToUntil(count int) error {
 	c := ru.base
 	it := ru.occurrences(&c, maxSteps)
@@ -658,9 +662,6 @@ func (ru *rule) countToUntil(count int) error {
 				return fmt.Errorf("count %d: too many candidate occurrences to evaluate", count)
 			}
 			return nil // UNTIL (or the end of time) came first
-		}
-		if atWall(o.Unix(), ru.loc).Before(ru.start) {
-			continue
 		}
 		if seen++; seen == count {
 			ru.opt.Until = o
