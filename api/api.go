@@ -20,18 +20,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
 // Options configure the listener.
 type Options struct {
-	Addr        string
-	Token       string // bearer token for write endpoints; required off loopback
-	MaxBody     int64
-	Pool        *redis.Pool
-	Keys        schema.Keys
-	EventsQueue string // events list name
-	Gatherer    prometheus.Gatherer
+	Addr     string
+	Token    string // bearer token for write endpoints; required off loopback
+	MaxBody  int64
+	Pool     *redis.Pool
+	Keys     schema.Keys
+	Events   *events.Publisher // where POST /events queues
+	Gatherer prometheus.Gatherer
 	// Ready reports whether the process's stages are running (nil: always).
 	Ready func() error
 	Log   *zap.Logger
@@ -152,12 +153,6 @@ func (o Options) authorised(next http.Handler) http.Handler {
 	})
 }
 
-// eventError is one invalid event of a request.
-type eventError struct {
-	Index   int      `json:"index"`
-	Reasons []string `json:"reasons"`
-}
-
 // postEvents accepts one event or an array; all are validated first and queued only if every
 // one is valid, so a client can fix and resend the whole request.
 func (o Options) postEvents(w http.ResponseWriter, r *http.Request) {
@@ -176,35 +171,19 @@ func (o Options) postEvents(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 		return
 	}
-	var problems []eventError
-	payloads := make([]any, 0, len(raws)+1)
-	payloads = append(payloads, o.Keys.Queue(o.EventsQueue))
-	for i, raw := range raws {
-		ev, err := schema.ParseEvent(raw)
-		if err != nil {
-			var rej *schema.RejectError
-			reasons := []string{err.Error()}
-			if errors.As(err, &rej) {
-				reasons = rej.Reasons
-			}
-			problems = append(problems, eventError{Index: i, Reasons: reasons})
-			continue
-		}
-		normalised, _ := ev.MarshalJSON()
-		payloads = append(payloads, normalised)
-	}
-	if len(problems) > 0 {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid events; none were queued", "errors": problems})
-		return
-	}
 	if len(raws) == 0 {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "no events in the request"})
 		return
 	}
-	conn, err := o.Pool.GetContext(r.Context())
-	if err == nil {
-		defer conn.Close()
-		_, err = conn.Do("LPUSH", payloads...)
+	payloads := make([][]byte, len(raws))
+	for i, raw := range raws {
+		payloads[i] = raw
+	}
+	_, err = o.Events.PublishRaw(r.Context(), payloads...)
+	var invalid *events.InvalidError
+	if errors.As(err, &invalid) {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid events; none were queued", "errors": invalid.Problems})
+		return
 	}
 	if err != nil {
 		o.Log.Error("POST /events could not queue events", zap.Error(err))

@@ -12,6 +12,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/internal/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -22,7 +23,7 @@ func server(t *testing.T, token string, ready func() error) (*httptest.Server, *
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "flapjack_test_total", Help: "test"}))
 	h := Handler(Options{Token: token, MaxBody: 4096, Pool: db.Pool, Keys: schema.NewKeys(""),
-		EventsQueue: "events", Gatherer: reg, Ready: ready, EventsEnabled: true})
+		Events: events.NewPublisher(db.Pool, schema.NewKeys(""), ""), Gatherer: reg, Ready: ready, EventsEnabled: true})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, db

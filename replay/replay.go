@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/internal/humantime"
 	"github.com/flapjackgo/flapjack/model"
@@ -76,7 +77,7 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) (Summary, 
 	}
 	defer n.Close(context.WithoutCancel(ctx))
 
-	r := &runner{o: o, clk: clk, x: x, n: n, out: bufio.NewWriter(out)}
+	r := &runner{o: o, clk: clk, x: x, n: n, events: events.NewPublisher(o.Pool, o.Keys, o.Executive.Queue), out: bufio.NewWriter(out)}
 	defer r.out.Flush()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), maxLine)
@@ -141,23 +142,15 @@ type runner struct {
 	clk    *clock.Fake
 	x      *executive.Executive
 	n      *notifier.Notifier
+	events *events.Publisher
 	out    *bufio.Writer
 	alerts int
 }
 
 // event carries one event through the executive and the notifier completely.
 func (r *runner) event(ctx context.Context, raw []byte) error {
-	if _, err := schema.ParseEvent(raw); err != nil {
+	if _, err := r.events.PublishRaw(ctx, raw); err != nil {
 		return err
-	}
-	conn, err := r.o.Pool.GetContext(ctx)
-	if err != nil {
-		return err
-	}
-	_, err = conn.Do("LPUSH", r.o.Keys.Queue(r.o.Executive.Queue), raw)
-	conn.Close()
-	if err != nil {
-		return fmt.Errorf("queue event: %w", err)
 	}
 	for {
 		done, err := r.x.ProcessNext(ctx, 0)

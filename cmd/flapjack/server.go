@@ -71,7 +71,7 @@ func serverAction(c *cli.Context) error {
 	httpOpts := api.Options{
 		Addr: rt.values.String("http.addr"), Token: rt.values.String("http.token"),
 		MaxBody: int64(rt.values.Int("http.max_body_bytes")), Pool: rt.pool, Keys: rt.keys,
-		EventsQueue: rt.values.String("executive.queue"), Gatherer: reg, Ready: tracker.ready,
+		Events: rt.publisher(), Gatherer: reg, Ready: tracker.ready,
 		Log: rt.log.With(zap.String("stage", "http")), EventsEnabled: true,
 	}
 	if err := rt.checkSettings(); err != nil {

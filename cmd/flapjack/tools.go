@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/api"
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/internal/humantime"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/receiver"
@@ -44,20 +45,9 @@ func oneShot(f func(c *cli.Context, rt *runtime) error) cli.ActionFunc {
 	}
 }
 
-// enqueue LPUSHes events onto the events list, as producers do.
-func (rt *runtime) enqueue(ctx context.Context, events ...schema.Event) error {
-	return rt.withConn(ctx, func(conn redis.Conn) error {
-		args := []any{rt.keys.Queue(rt.values.String("executive.queue"))}
-		for _, e := range events {
-			b, err := e.MarshalJSON()
-			if err != nil {
-				return err
-			}
-			args = append(args, b)
-		}
-		_, err := conn.Do("LPUSH", args...)
-		return err
-	})
+// publisher queues events on the executive's list (executive.queue).
+func (rt *runtime) publisher() *events.Publisher {
+	return events.NewPublisher(rt.pool, rt.keys, rt.values.String("executive.queue"))
 }
 
 func checkFlags() []cli.Flag {
@@ -81,10 +71,11 @@ func simulateCommand() *cli.Command {
 			Action: oneShot(func(c *cli.Context, rt *runtime) error {
 				send := func(e schema.Event) error {
 					e.Time, e.HasTime = time.Now().Unix(), true
-					if err := rt.enqueue(c.Context, e); err != nil {
+					queued, err := rt.publisher().Publish(c.Context, e)
+					if err != nil {
 						return err
 					}
-					b, _ := e.MarshalJSON()
+					b, _ := queued[0].MarshalJSON()
 					fmt.Fprintf(c.App.Writer, "sent %s\n", b)
 					return nil
 				}
@@ -172,10 +163,11 @@ func ackCommand() *cli.Command {
 			e := schema.Event{Entity: strings.ToLower(c.String("entity")), Check: c.String("check"),
 				Type: schema.TypeAction, State: schema.StateAcknowledgement, Summary: c.String("summary"),
 				Duration: int64(d / time.Second), HasDuration: true, Time: time.Now().Unix(), HasTime: true}
-			if err := rt.enqueue(c.Context, e); err != nil {
+			queued, err := rt.publisher().Publish(c.Context, e)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "acknowledgement queued for %s for %s\n", e.ID(), humantime.Words(d))
+			fmt.Fprintf(c.App.Writer, "acknowledgement queued for %s for %s\n", queued[0].ID(), humantime.Words(d))
 			return nil
 		}),
 	}
@@ -498,16 +490,6 @@ func purgeCommand() *cli.Command {
 	}
 }
 
-// redisEnqueuer queues receiver events on the events list.
-type redisEnqueuer struct{ rt *runtime }
-
-func (e redisEnqueuer) Enqueue(ctx context.Context, event []byte) error {
-	return e.rt.withConn(ctx, func(conn redis.Conn) error {
-		_, err := conn.Do("LPUSH", e.rt.keys.Queue(e.rt.values.String("executive.queue")), event)
-		return err
-	})
-}
-
 func receiverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "receiver",
@@ -520,7 +502,7 @@ func receiverCommand() *cli.Command {
 					return runStages(c, func(rt *runtime, reg prometheus.Registerer) ([]stage, error) {
 						o := api.Options{Addr: rt.values.String("http.addr"), Token: rt.values.String("http.token"),
 							MaxBody: int64(rt.values.Int("http.max_body_bytes")), Pool: rt.pool, Keys: rt.keys,
-							EventsQueue: rt.values.String("executive.queue"), Gatherer: reg.(prometheus.Gatherer),
+							Events: rt.publisher(), Gatherer: reg.(prometheus.Gatherer),
 							Log: rt.log.With(zap.String("stage", "http")), EventsEnabled: true}
 						if err := o.Validate(); err != nil {
 							return nil, cli.Exit(err.Error(), 2)
@@ -542,7 +524,7 @@ func receiverCommand() *cli.Command {
 					if err := rt.connect(c.Context); err != nil {
 						return err
 					}
-					err = receiver.RunNagios(c.Context, receiver.NagiosOptions{FIFO: c.String("fifo")}, redisEnqueuer{rt}, rt.log)
+					err = receiver.RunNagios(c.Context, receiver.NagiosOptions{FIFO: c.String("fifo")}, rt.publisher(), rt.log)
 					if err != nil {
 						return cli.Exit(err.Error(), 1)
 					}
@@ -568,7 +550,7 @@ func receiverCommand() *cli.Command {
 					} else if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 						return cli.Exit("no --file given and standard input is a terminal", 2)
 					}
-					rep, err := receiver.RunJSON(c.Context, in, receiver.JSONOptions{Sensu: c.Bool("sensu")}, redisEnqueuer{rt}, rt.log)
+					rep, err := receiver.RunJSON(c.Context, in, receiver.JSONOptions{Sensu: c.Bool("sensu")}, rt.publisher(), rt.log)
 					fmt.Fprintf(c.App.ErrWriter, "%d records: %d queued, %d rejected\n", rep.Records, rep.Enqueued, rep.Rejected)
 					if err != nil {
 						return cli.Exit(err.Error(), 1)

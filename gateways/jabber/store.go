@@ -2,12 +2,12 @@ package jabber
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -29,12 +29,12 @@ type Store interface {
 	Enqueue(ctx context.Context, ev schema.Event) error
 }
 
-// RedisStore is the Store on Redis: reads through model's lookups, events LPUSHed onto the
-// executive's queue as producers do.
+// RedisStore is the Store on Redis: reads through model's lookups, events queued through
+// events.Publisher.
 type RedisStore struct {
 	Pool *redis.Pool
 	Keys schema.Keys
-	// EventsQueue is the name of the executive's event list (default "events").
+	// EventsQueue is the name of the executive's event list (executive.queue; "" = events).
 	EventsQueue string
 }
 
@@ -96,22 +96,9 @@ func (r RedisStore) CheckStatuses(ctx context.Context, now time.Time, refs []mod
 	return model.CheckStatuses(c, r.Keys, now, refs)
 }
 
-// Enqueue implements Store: LPUSH onto the events list, where monitoring systems push.
+// Enqueue implements Store: the event goes onto the executive's list through the one publisher.
 func (r RedisStore) Enqueue(ctx context.Context, ev schema.Event) error {
-	payload, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("encode event: %w", err)
-	}
-	c, err := r.conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	queue := r.EventsQueue
-	if queue == "" {
-		queue = "events"
-	}
-	if _, err := c.Do("LPUSH", r.Keys.Queue(queue), payload); err != nil {
+	if _, err := events.NewPublisher(r.Pool, r.Keys, r.EventsQueue).Publish(ctx, ev); err != nil {
 		return fmt.Errorf("push event: %w", err)
 	}
 	return nil

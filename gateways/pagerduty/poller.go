@@ -2,7 +2,6 @@ package pagerduty
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -61,7 +61,7 @@ type AckPoller struct {
 	cfg    Config
 	pool   *redis.Pool
 	keys   schema.Keys
-	events string
+	events *events.Publisher
 	clock  clock.Clock
 	api    incidentQuerier
 	log    *zap.Logger
@@ -79,11 +79,8 @@ func NewAckPoller(o AckPollerOptions) (*AckPoller, error) {
 	if o.Pool == nil {
 		return nil, errors.New("pagerduty: the acknowledgement poller needs a Redis pool")
 	}
-	p := &AckPoller{cfg: o.Config.withDefaults(), pool: o.Pool, keys: o.Keys, events: o.EventsQueue,
-		clock: o.Clock, log: o.Log, m: o.Metrics, pending: map[string]time.Time{}}
-	if p.events == "" {
-		p.events = "events"
-	}
+	p := &AckPoller{cfg: o.Config.withDefaults(), pool: o.Pool, keys: o.Keys,
+		events: events.NewPublisher(o.Pool, o.Keys, o.EventsQueue), clock: o.Clock, log: o.Log, m: o.Metrics, pending: map[string]time.Time{}}
 	if p.clock == nil {
 		p.clock = clock.Real{}
 	}
@@ -414,16 +411,7 @@ func (p *AckPoller) enqueue(ctx context.Context, c candidate, by string) (bool, 
 	if by != "" {
 		ev.Summary += " by " + by
 	}
-	raw, err := json.Marshal(ev)
-	if err != nil {
-		return false, fmt.Errorf("encode acknowledgement event: %w", err)
-	}
-	conn, err := p.pool.GetContext(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer conn.Close()
-	if _, err := conn.Do("LPUSH", p.keys.Queue(p.events), raw); err != nil {
+	if _, err := p.events.Publish(ctx, ev); err != nil {
 		return false, fmt.Errorf("push acknowledgement event: %w", err)
 	}
 	p.mu.Lock()

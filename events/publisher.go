@@ -1,0 +1,144 @@
+// Package events owns the way into flapjack: every producer inside the binary (the CLI's ack,
+// simulate and receivers, POST /events, the Jabber ACKID command, the PagerDuty acknowledgement
+// poller, replay) puts events on the executive's list through a Publisher, which validates them
+// with package schema, normalises them and pushes them in order. External producers LPUSH the
+// same JSON themselves (reference §1.2).
+package events
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// DefaultQueue is the executive's list (executive.queue) when none is configured.
+const DefaultQueue = "events"
+
+// maxPushArgs bounds one LPUSH so a large batch does not become one huge command; the chunks of
+// a batch are pushed in one MULTI/EXEC, so a batch is still queued whole or not at all.
+const maxPushArgs = 1000
+
+// Pool hands out Redis connections (*redis.Pool satisfies it).
+type Pool interface {
+	GetContext(ctx context.Context) (redis.Conn, error)
+}
+
+// Publisher puts events on one events list.
+type Publisher struct {
+	pool Pool
+	key  string
+}
+
+// NewPublisher publishes onto queue (the executive.queue setting; "" means DefaultQueue) under
+// the key prefix of keys.
+func NewPublisher(pool Pool, keys schema.Keys, queue string) *Publisher {
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	return &Publisher{pool: pool, key: keys.Queue(queue)}
+}
+
+// Key is the full name of the list events are pushed onto.
+func (p *Publisher) Key() string { return p.key }
+
+// Problem is why one event of a batch was refused.
+type Problem struct {
+	Index   int      `json:"index"`
+	Reasons []string `json:"reasons"`
+}
+
+// InvalidError lists every refused event of a batch; none of the batch was queued.
+type InvalidError struct{ Problems []Problem }
+
+func (e *InvalidError) Error() string {
+	if len(e.Problems) == 1 && e.Problems[0].Index == 0 {
+		return "invalid event: " + strings.Join(e.Problems[0].Reasons, "; ")
+	}
+	parts := make([]string, 0, len(e.Problems))
+	for _, p := range e.Problems {
+		parts = append(parts, fmt.Sprintf("event %d: %s", p.Index, strings.Join(p.Reasons, "; ")))
+	}
+	return "invalid events, none queued: " + strings.Join(parts, "; ")
+}
+
+// Publish validates evs and queues them, in order, all or none. It returns the events as
+// queued: normalised by schema (entity lower-cased, text trimmed and bounded).
+func (p *Publisher) Publish(ctx context.Context, evs ...schema.Event) ([]schema.Event, error) {
+	raws := make([][]byte, len(evs))
+	for i, ev := range evs {
+		b, err := ev.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("encode event %s: %w", ev.ID(), err)
+		}
+		raws[i] = b
+	}
+	return p.PublishRaw(ctx, raws...)
+}
+
+// PublishRaw validates raw JSON events and queues them normalised, in order, all or none. A
+// batch with invalid events returns *InvalidError naming each.
+func (p *Publisher) PublishRaw(ctx context.Context, raws ...[]byte) ([]schema.Event, error) {
+	if len(raws) == 0 {
+		return nil, nil
+	}
+	parsed := make([]schema.Event, 0, len(raws))
+	payloads := make([]any, 0, len(raws))
+	var invalid InvalidError
+	for i, raw := range raws {
+		ev, err := schema.ParseEvent(raw)
+		if err != nil {
+			invalid.Problems = append(invalid.Problems, Problem{Index: i, Reasons: schema.RejectReasons(err)})
+			continue
+		}
+		b, err := ev.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("encode event %s: %w", ev.ID(), err)
+		}
+		parsed = append(parsed, ev)
+		payloads = append(payloads, b)
+	}
+	if len(invalid.Problems) > 0 {
+		return nil, &invalid
+	}
+	if err := p.push(ctx, payloads); err != nil {
+		return nil, err
+	}
+	return parsed, nil
+}
+
+// Enqueue queues one raw event (the receivers' Enqueuer).
+func (p *Publisher) Enqueue(ctx context.Context, raw []byte) error {
+	_, err := p.PublishRaw(ctx, raw)
+	return err
+}
+
+func (p *Publisher) push(ctx context.Context, payloads []any) error {
+	conn, err := p.pool.GetContext(ctx)
+	if err != nil {
+		return fmt.Errorf("queue events on %s: %w", p.key, err)
+	}
+	defer conn.Close()
+	if len(payloads) <= maxPushArgs {
+		_, err = conn.Do("LPUSH", append([]any{p.key}, payloads...)...)
+	} else {
+		err = p.pushChunks(conn, payloads)
+	}
+	if err != nil {
+		return fmt.Errorf("queue events on %s: %w", p.key, err)
+	}
+	return nil
+}
+
+func (p *Publisher) pushChunks(conn redis.Conn, payloads []any) error {
+	conn.Send("MULTI")
+	for start := 0; start < len(payloads); start += maxPushArgs {
+		chunk := payloads[start:min(start+maxPushArgs, len(payloads))]
+		conn.Send("LPUSH", append([]any{p.key}, chunk...)...)
+	}
+	_, err := conn.Do("EXEC")
+	return err
+}
