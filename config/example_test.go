@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flapjackgo/flapjack/config"
+	"github.com/flapjackgo/flapjack/gateways/media"
 )
 
 // exampleFile renders etc/flapjack.yaml.example from Settings.
@@ -13,7 +16,10 @@ func exampleFile() string {
 	var b strings.Builder
 	b.WriteString("# flapjack configuration. Every setting is also a flag (--redis-url) and an environment\n# variable (FLAPJACK_REDIS_URL); flag > environment > this file > default. Durations accept\n# integer seconds, Go durations (90s, 720h) and words (15 minutes, 1 day). Values shown are the\n# defaults; an empty value means none.\n")
 	prev := []string{}
-	for _, s := range Settings {
+	for _, s := range media.Table() {
+		if s.AliasOf != "" {
+			continue
+		}
 		parts := strings.Split(s.Key, ".")
 		common := 0
 		for common < len(prev)-1 && common < len(parts)-1 && prev[common] == parts[common] {
@@ -31,12 +37,12 @@ func exampleFile() string {
 		}
 		val := s.Default
 		switch {
-		case s.Kind == List:
+		case s.Kind == config.List:
 			val = "[]"
 		case val == "":
 			val = `""`
 		case strings.ContainsAny(val, "%: ") || val == "true" || val == "false":
-			if s.Kind != Bool {
+			if s.Kind != config.Bool {
 				val = fmt.Sprintf("%q", val)
 			}
 		}
@@ -76,13 +82,38 @@ func TestExampleFileIsGenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v, err := Load(path, nil, nil)
+	v, err := config.Load(media.Table(), path, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range Settings {
-		if s.Kind != List && v.String(s.Key) != s.Default {
-			t.Errorf("%s: example loads as %q, default is %q", s.Key, v.String(s.Key), s.Default)
+	defaults, err := config.Load(media.Table(), "", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range media.Table() {
+		if s.AliasOf != "" {
+			continue
+		}
+		if got, want := valueOf(v, s), valueOf(defaults, s); got != want {
+			t.Errorf("%s: example loads as %s, default is %s", s.Key, got, want)
+		}
+		if !strings.HasPrefix(v.Origin(s.Key), path+":") {
+			t.Errorf("%s: not set by the example file (origin %s)", s.Key, v.Origin(s.Key))
 		}
 	}
+}
+
+// valueOf renders a setting's typed value.
+func valueOf(v *config.Values, s config.Setting) string {
+	switch s.Kind {
+	case config.Duration:
+		return v.Duration(s.Key).String()
+	case config.Int:
+		return fmt.Sprint(v.Int(s.Key))
+	case config.Bool:
+		return fmt.Sprint(v.Bool(s.Key))
+	case config.List:
+		return fmt.Sprint(v.List(s.Key))
+	}
+	return fmt.Sprintf("%q", v.String(s.Key))
 }

@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"fmt"
@@ -6,15 +6,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flapjackgo/flapjack/config"
+	"github.com/flapjackgo/flapjack/gateways/media"
 )
 
 // settingsTable renders Settings as the README's configuration table.
 func settingsTable() string {
 	var b strings.Builder
 	b.WriteString("| setting | flag / environment | default | meaning |\n|---|---|---|---|\n")
-	for _, s := range Settings {
+	for _, s := range media.Table() {
+		if s.AliasOf != "" {
+			continue
+		}
 		def := s.Default
-		if s.Kind == List {
+		if s.Kind == config.List {
 			def = "(none)"
 		}
 		if def == "" {

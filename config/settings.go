@@ -1,7 +1,8 @@
-// Package config owns flapjack's settings: their names, defaults and meaning (one table,
-// Settings), and how a value is found — command-line flag, then FLAPJACK_* environment
-// variable, then the YAML file, then the default (SPEC 3.3). A setting `redis.url` is the YAML
-// key redis: {url: ...}, the flag --redis-url and the variable FLAPJACK_REDIS_URL.
+// Package config owns flapjack's settings: their names, defaults and meaning (the Core table;
+// each medium adds its own, see gateways/media), and how a value is found and checked —
+// command-line flag, then FLAPJACK_* environment variable, then the YAML file, then the
+// default (SPEC 3.3), parsed to its kind when loaded. A setting `redis.url` is the YAML key
+// redis: {url: ...}, the flag --redis-url and the variable FLAPJACK_REDIS_URL.
 package config
 
 import (
@@ -27,7 +28,15 @@ type Setting struct {
 	Default string
 	Usage   string
 	Secret  bool // never printed (tokens, passwords)
+	// Choices, when set, are the only values a String setting accepts.
+	Choices []string
+	// AliasOf marks a deprecated name of another setting: its value is carried there, with a
+	// warning, so configurations written for the old name still load.
+	AliasOf string
 }
+
+// Table is a list of settings: Core plus what the media add.
+type Table []Setting
 
 // Flag is the command-line flag of a setting: dots and underscores become dashes.
 func (s Setting) Flag() string { return FlagName(s.Key) }
@@ -54,14 +63,15 @@ func (s Setting) Section() string {
 	return parts[0]
 }
 
-// Settings lists every setting. README's configuration table and etc/flapjack.yaml.example
-// follow it; a test keeps them in step.
-var Settings = []Setting{
-	{Key: "log.level", Default: "info", Usage: "log level: debug, info, warn or error (SIGHUP re-reads it)"},
-	{Key: "log.format", Default: "console", Usage: "log format: console or json"},
+// Core lists the settings of everything but the media. gateways/media adds each medium's;
+// README's configuration table and etc/flapjack.yaml.example follow the whole table and a test
+// keeps them in step.
+var Core = Table{
+	{Key: "log.level", Default: "info", Choices: []string{"debug", "info", "warn", "error"}, Usage: "log level: debug, info, warn or error (SIGHUP re-reads it)"},
+	{Key: "log.format", Default: "console", Choices: []string{"console", "json"}, Usage: "log format: console or json"},
 
 	{Key: "redis.url", Default: "", Usage: "Redis URL: redis://[user:password@]host:port/db, rediss:// for TLS, unix:///path?db=N. Empty: redis://127.0.0.1:6379/0, and `server` falls back to an embedded Redis when nothing answers there", Secret: true},
-	{Key: "redis.embedded", Default: "auto", Usage: "embedded Redis for `server`: auto (only when redis.url and Sentinel are unset and nothing answers at 127.0.0.1:6379), never, or always (demos, tests)"},
+	{Key: "redis.embedded", Default: "auto", Choices: []string{"auto", "never", "always"}, Usage: "embedded Redis for `server`: auto (only when redis.url and Sentinel are unset and nothing answers at 127.0.0.1:6379), never, or always (demos, tests)"},
 	{Key: "redis.key_prefix", Default: "", Usage: "prefix for every key (empty = Flapjack-compatible layout); lets installations share a Redis"},
 	{Key: "redis.sentinel.addrs", Kind: List, Usage: "Sentinel addresses host:port; when set the master is found through them"},
 	{Key: "redis.sentinel.master", Default: "", Usage: "Sentinel master name"},
@@ -73,8 +83,8 @@ var Settings = []Setting{
 	{Key: "redis.tls.insecure_skip_verify", Kind: Bool, Default: "false", Usage: "do not verify the Redis server certificate (testing only)"},
 	{Key: "redis.pool_size", Kind: Int, Default: "32", Usage: "maximum Redis connections per process"},
 
-	{Key: "executive.queue", Default: "events", Usage: "list events are taken from"},
-	{Key: "executive.notifier_queue", Default: "notifications", Usage: "list notifications are pushed to"},
+	{Key: "executive.queue", Default: "events", Usage: "list events are queued on (POST /events, the CLI, receivers, Jabber and PagerDuty acknowledgements) and the executive takes them from"},
+	{Key: "executive.notifier_queue", AliasOf: "notifier.queue", Usage: "deprecated: use notifier.queue"},
 	{Key: "executive.initial_failure_delay", Kind: Duration, Default: "30s", Usage: "how long a failure must last before the first problem notification (per-event initial_failure_delay overrides)"},
 	{Key: "executive.repeat_failure_delay", Kind: Duration, Default: "60s", Usage: "minimum gap between problem notifications of the same severity (per-event repeat_failure_delay overrides)"},
 	{Key: "executive.new_check_scheduled_maintenance_duration", Kind: Duration, Default: "0", Usage: "scheduled maintenance given to a never-seen check (0 = off; Flapjack 1.x used 100 years)"},
@@ -86,16 +96,10 @@ var Settings = []Setting{
 	{Key: "executive.max_future_skew", Kind: Duration, Default: "5m", Usage: "an event time further in the future than this is not trusted for ordering"},
 	{Key: "executive.batch_size", Kind: Int, Default: "256", Usage: "events claimed per batch"},
 
-	{Key: "notifier.queue", Default: "notifications", Usage: "list notifications are taken from"},
+	{Key: "notifier.queue", Default: "notifications", Usage: "list the executive pushes notifications onto and the notifier takes them from"},
 	{Key: "notifier.default_contact_timezone", Default: "", Usage: "timezone of contacts without one (default: the TZ environment variable, else UTC)"},
 	{Key: "notifier.default_interval", Kind: Duration, Default: "15m", Usage: "repeat interval of a contact's medium without its own (Flapjack: 900 s)"},
 	{Key: "notifier.batch_size", Kind: Int, Default: "64", Usage: "notifications claimed per batch"},
-	{Key: "notifier.jabber_queue", Default: "jabber_notifications", Usage: "queue of the jabber medium (any notifier.<medium>_queue maps a medium; empty disables the medium)"},
-	{Key: "notifier.pagerduty_queue", Default: "pagerduty_notifications", Usage: "queue of the pagerduty medium"},
-	{Key: "notifier.email_queue", Default: "email_notifications", Usage: "queue of the email medium"},
-	{Key: "notifier.sms_queue", Default: "sms_notifications", Usage: "queue of the sms medium"},
-	{Key: "notifier.slack_queue", Default: "slack_notifications", Usage: "queue of the slack medium"},
-	{Key: "notifier.log_queue", Default: "log_notifications", Usage: "queue of the log medium (alerts printed by `gateway log`)"},
 
 	{Key: "retention.max_age", Kind: Duration, Default: "90 days", Usage: "history (state changes, notifications, maintenance windows) older than this is removed continuously (0 = keep)"},
 	{Key: "retention.max_entries", Kind: Int, Default: "10000", Usage: "state changes kept per check (0 = no limit)"},
@@ -106,42 +110,6 @@ var Settings = []Setting{
 	{Key: "http.max_body_bytes", Kind: Int, Default: "1048576", Usage: "largest accepted request body"},
 	{Key: "metrics.addr", Default: "", Usage: "address for /metrics when a single stage runs alone (empty = none; `server` uses http.addr)"},
 
-	{Key: "gateways.log.enabled", Kind: Bool, Default: "true", Usage: "run the log gateway in `server` (prints alerts of the log medium to stdout)"},
-	{Key: "gateways.log.queue", Default: "log_notifications", Usage: "queue of the log gateway"},
-
-	{Key: "gateways.jabber.enabled", Kind: Bool, Default: "false", Usage: "run the Jabber gateway in `server`"},
-	{Key: "gateways.jabber.queue", Default: "jabber_notifications", Usage: "queue of the Jabber gateway"},
-	{Key: "gateways.jabber.server", Default: "", Usage: "XMPP server host"},
-	{Key: "gateways.jabber.port", Kind: Int, Default: "5222", Usage: "XMPP server port"},
-	{Key: "gateways.jabber.jabberid", Default: "", Usage: "the bot's JID user@domain (a resource /<hostname> is added when none is given)"},
-	{Key: "gateways.jabber.password", Default: "", Usage: "the bot's password", Secret: true},
-	{Key: "gateways.jabber.alias", Default: "flapjack", Usage: "nickname in rooms, also a command prefix"},
-	{Key: "gateways.jabber.identifiers", Kind: List, Usage: "more names the bot answers to in rooms"},
-	{Key: "gateways.jabber.rooms", Kind: List, Usage: "MUC rooms to join (alerts addressed to them go as groupchat)"},
-	{Key: "gateways.jabber.tls", Default: "starttls", Usage: "starttls, tls (direct) or plain (needs gateways.jabber.allow_plaintext)"},
-	{Key: "gateways.jabber.allow_plaintext", Kind: Bool, Default: "false", Usage: "allow a plaintext XMPP connection"},
-	{Key: "gateways.jabber.insecure_skip_verify", Kind: Bool, Default: "false", Usage: "do not verify the XMPP server certificate (testing only)"},
-	{Key: "gateways.jabber.allowed_jids", Kind: List, Usage: "bare JIDs whose direct-chat commands are obeyed (room occupants always are)"},
-	{Key: "gateways.jabber.ack_duration", Kind: Duration, Default: "4h", Usage: "acknowledgement length when ACKID gives none"},
-	{Key: "gateways.jabber.keepalive", Kind: Duration, Default: "60s", Usage: "idle time after which the server is pinged"},
-	{Key: "gateways.jabber.keepalive_timeout", Kind: Duration, Default: "10s", Usage: "how long a ping answer may take before the connection counts as dead"},
-	{Key: "gateways.jabber.reconnect_min", Kind: Duration, Default: "2s", Usage: "first wait between reconnection attempts (the first attempt is immediate; waits double)"},
-	{Key: "gateways.jabber.reconnect_max", Kind: Duration, Default: "60s", Usage: "longest wait between reconnection attempts"},
-	{Key: "gateways.jabber.send_timeout", Kind: Duration, Default: "15s", Usage: "how long the server may take to confirm a sent alert"},
-	{Key: "gateways.jabber.dial_timeout", Kind: Duration, Default: "15s", Usage: "how long establishing the connection may take"},
-
-	{Key: "gateways.pagerduty.enabled", Kind: Bool, Default: "false", Usage: "run the PagerDuty gateway in `server`"},
-	{Key: "gateways.pagerduty.queue", Default: "pagerduty_notifications", Usage: "queue of the PagerDuty gateway"},
-	{Key: "gateways.pagerduty.events_base_url", Default: "https://events.pagerduty.com", Usage: "Events API v2 base URL"},
-	{Key: "gateways.pagerduty.api_base_url", Default: "https://api.pagerduty.com", Usage: "REST API base URL (acknowledgement sync)"},
-	{Key: "gateways.pagerduty.v1_api_url_template", Default: "https://%s.pagerduty.com/api/v1", Usage: "REST v1 URL for subdomain accounts (%s = subdomain)"},
-	{Key: "gateways.pagerduty.timeout", Kind: Duration, Default: "10s", Usage: "HTTP request timeout"},
-	{Key: "gateways.pagerduty.ack_poll_interval", Kind: Duration, Default: "10s", Usage: "how often acknowledgements made in PagerDuty are looked for (0 = never)"},
-	{Key: "gateways.pagerduty.ack_duration", Kind: Duration, Default: "4h", Usage: "length of an acknowledgement made in PagerDuty"},
-	{Key: "gateways.pagerduty.ack_lock_ttl", Kind: Duration, Default: "1h", Usage: "longest a poll run may hold the lock (sem_pagerduty_acks_running) that keeps pollers of all instances from overlapping"},
-	{Key: "gateways.pagerduty.since_window", Kind: Duration, Default: "7 days", Usage: "how far back acknowledged incidents are looked for"},
-	{Key: "gateways.pagerduty.use_v1_events", Kind: Bool, Default: "false", Usage: "send alerts to the old v1 generic events API (service keys of old accounts) instead of Events API v2"},
-
 	{Key: "gateways.retry.max_attempts", Kind: Int, Default: "6", Usage: "delivery attempts before an alert is dead-lettered to <medium>_notifications_failed"},
 	{Key: "gateways.retry.first_backoff", Kind: Duration, Default: "1s", Usage: "wait after the first failed attempt (doubles each time)"},
 	{Key: "gateways.retry.max_backoff", Kind: Duration, Default: "1m", Usage: "longest wait between attempts (a longer Retry-After is honoured)"},
@@ -150,8 +118,8 @@ var Settings = []Setting{
 }
 
 // Lookup finds the setting of a key.
-func Lookup(key string) (Setting, bool) {
-	for _, s := range Settings {
+func (t Table) Lookup(key string) (Setting, bool) {
+	for _, s := range t {
 		if s.Key == key {
 			return s, true
 		}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -141,4 +142,16 @@ func (p *Publisher) pushChunks(conn redis.Conn, payloads []any) error {
 	}
 	_, err := conn.Do("EXEC")
 	return err
+}
+
+// Acknowledgement is the event that acknowledges a failing check (reference §1.2): a duration
+// of 0 leaves its length to the executive (executive.acknowledgement_duration, default 4 h),
+// the one default every surface shares.
+func Acknowledgement(entity, check, summary string, duration time.Duration, at time.Time) schema.Event {
+	ev := schema.Event{Entity: entity, Check: check, Type: schema.TypeAction, State: schema.StateAcknowledgement,
+		Summary: summary, Time: at.Unix(), HasTime: true}
+	if duration > 0 {
+		ev.Duration, ev.HasDuration = int64(duration/time.Second), true
+	}
+	return ev
 }

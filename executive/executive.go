@@ -45,6 +45,21 @@ type Config struct {
 	NotifierQueue                          string // notifications list name
 }
 
+// Validate refuses settings the executive cannot run with, naming each setting.
+func (c Config) Validate() error {
+	var errs []error
+	if c.BatchSize < 1 || c.BatchSize > 10000 {
+		errs = append(errs, fmt.Errorf("executive.batch_size: %d is not between 1 and 10000", c.BatchSize))
+	}
+	if c.AcknowledgementDuration < time.Second {
+		errs = append(errs, errors.New("executive.acknowledgement_duration: must be at least 1 second"))
+	}
+	if c.ArchiveEvents && c.ArchiveMaxAge < time.Second {
+		errs = append(errs, errors.New("executive.events_archive_maxage: must be set when executive.archive_events is on"))
+	}
+	return errors.Join(errs...)
+}
+
 // DefaultConfig is Flapjack's behaviour with SPEC 4's decisions.
 func DefaultConfig() Config {
 	return Config{

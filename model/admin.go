@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -158,4 +159,57 @@ func ListMaintenance(conn redis.Conn, keys schema.Keys, kind, checkID string) ([
 		out[i].Summary = s
 	}
 	return out, nil
+}
+
+// MaintenanceQuery selects windows for ListMaintenanceWindows.
+type MaintenanceQuery struct {
+	Kind         string         // schema.Scheduled or schema.Unscheduled
+	Entity       *regexp.Regexp // nil: every entity
+	Check        *regexp.Regexp // nil: every check
+	IncludeEnded bool           // windows that ended before now too
+}
+
+// ListMaintenanceWindows returns the windows of the current checks that q selects, by check and
+// then start, with the state of each at now ("future", "active" or "ended").
+func ListMaintenanceWindows(conn redis.Conn, keys schema.Keys, q MaintenanceQuery, now time.Time) ([]MaintenanceWindow, error) {
+	entities, err := redis.Strings(conn.Do("ZRANGE", keys.CurrentEntities(), 0, -1))
+	if err != nil {
+		return nil, fmt.Errorf("list current entities: %w", err)
+	}
+	var out []MaintenanceWindow
+	for _, e := range entities {
+		if q.Entity != nil && !q.Entity.MatchString(e) {
+			continue
+		}
+		checks, err := CurrentChecks(conn, keys, e)
+		if err != nil {
+			return nil, err
+		}
+		for _, ch := range checks {
+			if q.Check != nil && !q.Check.MatchString(ch) {
+				continue
+			}
+			windows, err := ListMaintenance(conn, keys, q.Kind, schema.CheckID(e, ch))
+			if err != nil {
+				return nil, err
+			}
+			for _, w := range windows {
+				if w.State(now) != "ended" || q.IncludeEnded {
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// State is "future", "active" or "ended" at now.
+func (w MaintenanceWindow) State(now time.Time) string {
+	switch t := now.Unix(); {
+	case w.Start+w.Duration <= t:
+		return "ended"
+	case w.Start <= t:
+		return "active"
+	}
+	return "future"
 }

@@ -33,27 +33,21 @@ import (
 // Stage is the notifier's name in instance records and processing lists.
 const Stage = "notifier"
 
-// DefaultMedia have a queue unless configured otherwise (SPEC 3.3).
-var DefaultMedia = []string{"jabber", "pagerduty", "email", "sms", "slack", "log"}
-
 // Config holds the notifier settings.
 type Config struct {
 	Queue string // notifications list name
-	// MediaQueues maps a medium to its list (notifier.<medium>_queue).
+	// MediaQueues maps a medium to its list (notifier.<medium>_queue); alerts for media not in
+	// it are not queued. gateways/media knows every medium's default list.
 	MediaQueues     map[string]string
 	DefaultTimezone *time.Location
 	DefaultInterval time.Duration
 	BatchSize       int
 }
 
-// DefaultConfig returns the defaults: a `<medium>_notifications` queue per default medium,
-// UTC, 15-minute intervals.
+// DefaultConfig returns the defaults: UTC, 15-minute intervals, and no media (the caller maps
+// them, e.g. from media.DefaultQueues).
 func DefaultConfig() Config {
-	q := map[string]string{}
-	for _, m := range DefaultMedia {
-		q[m] = m + "_notifications"
-	}
-	return Config{Queue: "notifications", MediaQueues: q, DefaultTimezone: time.UTC,
+	return Config{Queue: "notifications", MediaQueues: map[string]string{}, DefaultTimezone: time.UTC,
 		DefaultInterval: 15 * time.Minute, BatchSize: 64}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flapjackgo/flapjack/executive"
+	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/internal/testredis"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
@@ -19,6 +20,13 @@ import (
 
 // T0 is Monday 2026-01-05 10:00:00 UTC.
 const T0 = int64(1767607200)
+
+// defaultNotifierConfig maps every medium to its default list, as `server` does.
+func defaultNotifierConfig() notifier.Config {
+	cfg := notifier.DefaultConfig()
+	cfg.MediaQueues = media.DefaultQueues()
+	return cfg
+}
 
 // world is a Redis with contacts and rules, driven by replay timelines.
 type world struct {
@@ -33,7 +41,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	x := executive.DefaultConfig()
 	x.InitialFailureDelay = 0 // notifier scenarios start alerting at the first failure
-	return &world{t: t, db: testredis.New(t), keys: schema.NewKeys(""), xcfg: x, ncfg: notifier.DefaultConfig()}
+	return &world{t: t, db: testredis.New(t), keys: schema.NewKeys(""), xcfg: x, ncfg: defaultNotifierConfig()}
 }
 
 type contactOpt func(w *world, id string)

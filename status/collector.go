@@ -87,7 +87,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(queueDepth, prometheus.GaugeValue, float64(q.Depth), q.Name, q.Kind)
 	}
 	counts := map[[2]string]int{}
-	for _, st := range Stages {
+	for _, st := range c.Options.Stages {
 		counts[[2]string{st, "live"}] = 0
 		counts[[2]string{st, "stale"}] = 0
 	}

@@ -17,9 +17,6 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Stages whose instances are listed.
-var Stages = []string{"executive", "notifier", "jabber_gateway", "pagerduty_gateway", "log_gateway"}
-
 // Instance is one running (or dead) stage instance.
 type Instance struct {
 	Stage        string `json:"stage"`
@@ -55,6 +52,7 @@ type Snapshot struct {
 // Options say which queues exist.
 type Options struct {
 	Queues     []string // every queue name: events, notifications, media queues
+	Stages     []string // every stage whose instances are listed (executive, notifier, <medium>_gateway)
 	StaleAfter time.Duration
 	// MaxFailingDetail bounds how many failing checks are inspected for acknowledgement and
 	// maintenance (reading facts costs a few commands per check).
@@ -84,7 +82,7 @@ func readInstances(conn redis.Conn, keys schema.Keys, o Options, now time.Time, 
 	if stale <= 0 {
 		stale = 15 * time.Second
 	}
-	for _, stage := range Stages {
+	for _, stage := range o.Stages {
 		ids, err := redis.Strings(conn.Do("SMEMBERS", keys.Instances(stage)))
 		if err != nil {
 			return fmt.Errorf("list %s instances: %w", stage, err)

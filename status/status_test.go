@@ -43,7 +43,7 @@ func TestSnapshot(t *testing.T) {
 
 	conn := db.Pool.Get()
 	defer conn.Close()
-	s, err := Read(conn, k, Options{Queues: []string{"events", "notifications", "jabber_notifications"}, StaleAfter: 15 * time.Second}, now)
+	s, err := Read(conn, k, Options{Queues: []string{"events", "notifications", "jabber_notifications"}, Stages: []string{"executive", "notifier"}, StaleAfter: 15 * time.Second}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

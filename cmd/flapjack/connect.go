@@ -49,9 +49,6 @@ func (rt *runtime) redisConfig() redisconn.Config {
 // answers at once, with an error naming the (redacted) URL.
 func (rt *runtime) connect(ctx context.Context) error {
 	cfg := rt.redisConfig()
-	if err := rt.checkSettings(); err != nil {
-		return err
-	}
 	if err := cfg.Validate(); err != nil {
 		return cli.Exit(err.Error(), 2)
 	}

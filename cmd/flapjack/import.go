@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/gomodule/redigo/redis"
@@ -45,7 +46,7 @@ func runImport(c *cli.Context, rt *runtime, what string, f importFunc) error {
 	var data []byte
 	var err error
 	if path == "-" {
-		data, err = readAll(os.Stdin)
+		data, err = io.ReadAll(os.Stdin)
 	} else {
 		data, err = os.ReadFile(path)
 	}

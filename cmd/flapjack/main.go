@@ -1,5 +1,6 @@
 // Command flapjack is the one binary of flapjack: every stage (executive, notifier, gateways),
-// the all-in-one server, receivers and the operator tools.
+// the all-in-one server, receivers and the operator tools. Each file holds one group of
+// commands; they translate flags into calls of the domain packages and print the result.
 package main
 
 import (
@@ -11,8 +12,6 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/flapjackgo/flapjack/config"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
@@ -43,7 +42,7 @@ func exitCode(err error) int {
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "flapjack",
 		Usage:   "monitoring event processor and notification router (Flapjack 1.x compatible)",
 		Version: version,
@@ -51,8 +50,8 @@ func newApp() *cli.App {
 the executive keeps state, history and maintenance in Redis and decides when a failure deserves a
 notification; the notifier routes it by each contact's rules; gateways deliver it (Jabber,
 PagerDuty, log). Every setting is a flag, a FLAPJACK_* environment variable and a key of the
---config YAML file (flag > environment > file > default); see etc/flapjack.yaml.example.`,
-		Flags:                settingFlags(),
+--config YAML file (flag > environment > file > default), accepted before or after the command
+name: see ` + "`flapjack help settings`" + ` and etc/flapjack.yaml.example.`,
 		EnableBashCompletion: true,
 		Commands: []*cli.Command{
 			serverCommand(),
@@ -67,27 +66,12 @@ PagerDuty, log). Every setting is a flag, a FLAPJACK_* environment variable and 
 			importCommand(),
 			replayCommand(),
 			statusCommand(),
+			settingsCommand(),
 			versionCommand(),
 		},
 	}
-}
-
-// settingFlags turns every setting into a global flag with its environment variable.
-func settingFlags() []cli.Flag {
-	flags := []cli.Flag{&cli.StringFlag{
-		Name: "config", Aliases: []string{"c"}, EnvVars: []string{"FLAPJACK_CONFIG"},
-		Usage: "YAML configuration file (sections redis, executive, notifier, gateways, http, metrics, retention)",
-	}}
-	for _, s := range config.Settings {
-		usage := s.Usage
-		if s.Default != "" && !s.Secret {
-			usage += fmt.Sprintf(" (default %q)", s.Default)
-		}
-		flags = append(flags, &cli.StringFlag{
-			Name: s.Flag(), EnvVars: []string{s.Env()}, Usage: usage, Category: s.Section(),
-		})
-	}
-	return flags
+	withSettingFlags(app)
+	return app
 }
 
 func versionCommand() *cli.Command {

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -13,10 +15,14 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/config"
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/executive"
+	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/status"
 )
 
 // runtime is what every command needs: settings, a logger, Redis, the key builder.
@@ -31,22 +37,9 @@ type runtime struct {
 	redisURL string
 	closers  []func()
 	// for SIGHUP reloads
-	configPath string
-	cli        config.Source
+	cli *cli.Context
 	// redisOverride replaces redis.url (the embedded server's address).
 	redisOverride string
-}
-
-// overrideRedisURL points the runtime at url whatever the settings say.
-func (rt *runtime) overrideRedisURL(url string) { rt.redisOverride = url }
-
-// loadSettings reads the configuration; problems exit with status 2 naming the setting.
-func loadSettings(c *cli.Context) (*config.Values, error) {
-	v, err := config.Load(c.String("config"), c, os.Environ())
-	if err != nil {
-		return nil, cli.Exit(err.Error(), 2)
-	}
-	return v, nil
 }
 
 // setup loads settings and builds the logger; connect adds Redis.
@@ -56,13 +49,10 @@ func setup(c *cli.Context) (*runtime, error) {
 		return nil, err
 	}
 	rt := &runtime{values: v, keys: schema.NewKeys(v.String("redis.key_prefix")), clock: clock.Real{},
-		identity: queue.LocalIdentity(), configPath: c.String("config"), cli: c}
-	rt.log, rt.level, err = newLogger(v.String("log.level"), v.String("log.format"))
-	if err != nil {
-		v.Invalid("log.level", "%v", err)
-	}
-	if err := v.Err(); err != nil {
-		return nil, cli.Exit(err.Error(), 2)
+		identity: queue.LocalIdentity(), cli: c}
+	rt.log, rt.level = newLogger(v.String("log.level"), v.String("log.format"))
+	for _, w := range v.Warnings() {
+		rt.log.Warn("deprecated setting", zap.String("warning", w))
 	}
 	return rt, nil
 }
@@ -78,34 +68,39 @@ func (rt *runtime) close() {
 }
 
 // newLogger writes structured logs to stderr (stdout belongs to command output such as replay's
-// alerts and the log gateway).
-func newLogger(level, format string) (*zap.Logger, zap.AtomicLevel, error) {
+// alerts and the log gateway). level and format were checked against their choices at load.
+func newLogger(level, format string) (*zap.Logger, zap.AtomicLevel) {
 	lvl, err := zap.ParseAtomicLevel(level)
 	if err != nil {
-		return zap.NewNop(), zap.NewAtomicLevel(), fmt.Errorf("unknown log level %q (debug, info, warn, error)", level)
+		lvl = zap.NewAtomicLevel()
 	}
 	encCfg := zap.NewProductionEncoderConfig()
 	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
 	encCfg.EncodeDuration = zapcore.StringDurationEncoder
 	var enc zapcore.Encoder
-	switch format {
-	case "json":
+	if format == "json" {
 		enc = zapcore.NewJSONEncoder(encCfg)
-	case "console", "":
+	} else {
 		encCfg.EncodeLevel = zapcore.CapitalLevelEncoder
 		enc = zapcore.NewConsoleEncoder(encCfg)
-	default:
-		return zap.NewNop(), lvl, fmt.Errorf("unknown log format %q (console, json)", format)
 	}
-	return zap.New(zapcore.NewCore(enc, zapcore.Lock(os.Stderr), lvl)), lvl, nil
+	return zap.New(zapcore.NewCore(enc, zapcore.Lock(os.Stderr), lvl)), lvl
 }
 
-// executiveConfig builds the executive's settings.
-func (rt *runtime) executiveConfig() executive.Config {
+// settingsError makes a component's validation error exit with status 2.
+func settingsError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return cli.Exit("invalid configuration:\n  "+err.Error(), 2)
+}
+
+// executiveConfig builds and checks the executive's settings.
+func (rt *runtime) executiveConfig() (executive.Config, error) {
 	v := rt.values
 	cfg := executive.DefaultConfig()
 	cfg.Queue = v.String("executive.queue")
-	cfg.NotifierQueue = v.String("executive.notifier_queue")
+	cfg.NotifierQueue = v.String("notifier.queue")
 	cfg.InitialFailureDelay = v.Duration("executive.initial_failure_delay")
 	cfg.RepeatFailureDelay = v.Duration("executive.repeat_failure_delay")
 	cfg.NewCheckScheduledMaintenanceDuration = v.Duration("executive.new_check_scheduled_maintenance_duration")
@@ -116,20 +111,11 @@ func (rt *runtime) executiveConfig() executive.Config {
 	cfg.RejectedMaxAge = v.Duration("executive.rejected_events_maxage")
 	cfg.MaxFutureSkew = v.Duration("executive.max_future_skew")
 	cfg.BatchSize = v.Int("executive.batch_size")
-	if cfg.BatchSize < 1 || cfg.BatchSize > 10000 {
-		v.Invalid("executive.batch_size", "must be between 1 and 10000")
-	}
-	if cfg.AcknowledgementDuration < time.Second {
-		v.Invalid("executive.acknowledgement_duration", "must be at least 1 second")
-	}
-	if cfg.ArchiveEvents && cfg.ArchiveMaxAge < time.Second {
-		v.Invalid("executive.events_archive_maxage", "must be set when executive.archive_events is on")
-	}
-	return cfg
+	return cfg, settingsError(cfg.Validate())
 }
 
-// notifierConfig builds the notifier's settings.
-func (rt *runtime) notifierConfig() notifier.Config {
+// notifierConfig builds and checks the notifier's settings.
+func (rt *runtime) notifierConfig() (notifier.Config, error) {
 	v := rt.values
 	cfg := notifier.DefaultConfig()
 	cfg.Queue = v.String("notifier.queue")
@@ -140,29 +126,42 @@ func (rt *runtime) notifierConfig() notifier.Config {
 	if zone == "" {
 		zone = os.Getenv("TZ")
 	}
-	cfg.DefaultTimezone = time.UTC
 	if zone != "" {
 		loc, err := time.LoadLocation(zone)
 		if err != nil {
-			v.Invalid("notifier.default_contact_timezone", "unknown timezone %q", zone)
-		} else {
-			cfg.DefaultTimezone = loc
+			return cfg, settingsError(v.Invalid("notifier.default_contact_timezone", "unknown timezone %q", zone))
 		}
+		cfg.DefaultTimezone = loc
 	}
-	return cfg
-}
-
-// checkSettings turns validation problems into exit status 2.
-func (rt *runtime) checkSettings() error {
-	if err := rt.values.Err(); err != nil {
-		return cli.Exit(err.Error(), 2)
-	}
-	return nil
+	return cfg, nil
 }
 
 // heartbeat is the instance beat.
-func (rt *runtime) heartbeat() time.Duration {
-	return rt.values.Duration("instance.heartbeat")
+func (rt *runtime) heartbeat() time.Duration { return rt.values.Duration("instance.heartbeat") }
+
+// publisher queues events on the executive's list (executive.queue).
+func (rt *runtime) publisher() *events.Publisher {
+	return events.NewPublisher(rt.pool, rt.keys, rt.values.String("executive.queue"))
+}
+
+// statusOptions name every queue and stage `status` reports on.
+func (rt *runtime) statusOptions() status.Options {
+	queues := []string{rt.values.String("executive.queue"), rt.values.String("notifier.queue")}
+	stages := []string{executive.Stage, notifier.Stage}
+	mediumQueues := rt.values.MediumQueues()
+	for _, m := range media.All {
+		if q, ok := mediumQueues[m.Name]; ok {
+			queues = append(queues, q)
+			delete(mediumQueues, m.Name)
+		}
+		if m.Stages != nil {
+			stages = append(stages, gateways.Stage(m.Name))
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(mediumQueues)) {
+		queues = append(queues, mediumQueues[m])
+	}
+	return status.Options{Queues: queues, Stages: stages, StaleAfter: 3 * rt.heartbeat()}
 }
 
 // withConn runs f with one Redis connection.
@@ -174,3 +173,21 @@ func (rt *runtime) withConn(ctx context.Context, f func(redis.Conn) error) error
 	defer conn.Close()
 	return f(conn)
 }
+
+// oneShot runs a command body with settings loaded and Redis connected.
+func oneShot(f func(c *cli.Context, rt *runtime) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		rt, err := setup(c)
+		if err != nil {
+			return err
+		}
+		defer rt.close()
+		if err := rt.connectNow(c.Context); err != nil {
+			return err
+		}
+		return f(c, rt)
+	}
+}
+
+// usageError is a bad flag value: exit status 2.
+func usageError(format string, args ...any) error { return cli.Exit(fmt.Sprintf(format, args...), 2) }

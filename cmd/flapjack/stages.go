@@ -4,102 +4,230 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
 
+	"github.com/flapjackgo/flapjack/api"
+	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/gateways"
-	"github.com/flapjackgo/flapjack/gateways/logmedium"
+	"github.com/flapjackgo/flapjack/gateways/media"
+	"github.com/flapjackgo/flapjack/lifecycle"
 	"github.com/flapjackgo/flapjack/notifier"
+	"github.com/flapjackgo/flapjack/retention"
 )
 
-func executiveCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "executive",
-		Usage: "process events from the events list: state, history, maintenance, filters, notifications",
-		Description: `Claims events in batches (several executives may share one Redis), keeps each check's
-state on the Flapjack 1.x key layout and pushes notifications to the notifications list.`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "exit-when-empty", Usage: "stop (exit 0) once the events list is empty: for batch runs and benchmarks"}},
-		Action: func(c *cli.Context) error {
-			return runStages(c, func(rt *runtime, reg prometheus.Registerer) ([]stage, error) {
-				x := rt.newExecutive(reg)
-				exitWhenEmpty := c.Bool("exit-when-empty")
-				stages := []stage{{name: "executive", run: func(ctx context.Context) error { return x.Run(ctx, exitWhenEmpty) }}}
-				if !exitWhenEmpty {
-					stages = append(stages, rt.retentionStage(reg))
-				}
-				return stages, nil
-			})
-		},
+// shutdownGrace bounds how long stages get to finish their in-flight work after SIGTERM.
+const shutdownGrace = 20 * time.Second
+
+// process is one running process's shared parts: the runtime, its metrics registry and the
+// tracker /readyz asks.
+type process struct {
+	*runtime
+	reg     *prometheus.Registry
+	tracker *lifecycle.Tracker
+}
+
+// stageBuilder adds the stages of one command to a process.
+type stageBuilder func(p *process) ([]lifecycle.Stage, error)
+
+// hooks let `server` start the embedded Redis before connecting and seed it afterwards.
+type hooks struct {
+	beforeConnect func(rt *runtime) error
+	afterConnect  func(ctx context.Context, rt *runtime) error
+}
+
+// runStages is the one lifecycle of every long-running command: load settings, connect,
+// refuse bad credentials, build the stages, serve metrics, run until SIGINT/SIGTERM or until a
+// main stage ends. When the stages do not serve HTTP themselves and metrics.addr is set, a
+// listener serves /metrics, /healthz and /readyz for them.
+func runStages(c *cli.Context, h hooks, builders ...stageBuilder) error {
+	rt, err := setup(c)
+	if err != nil {
+		return err
+	}
+	defer rt.close()
+	if h.beforeConnect != nil {
+		if err := h.beforeConnect(rt); err != nil {
+			return err
+		}
+	}
+	if err := rt.connect(c.Context); err != nil {
+		return err
+	}
+	rt.log.Info("using Redis", zap.String("redis", rt.redisURL), zap.String("key_prefix", rt.keys.Prefix()))
+	if err := rt.refuseBadCredentials(c.Context); err != nil {
+		return err
+	}
+	if h.afterConnect != nil {
+		if err := h.afterConnect(c.Context, rt); err != nil {
+			return err
+		}
+	}
+	p := &process{runtime: rt, reg: newRegistry(), tracker: &lifecycle.Tracker{}}
+	var stages []lifecycle.Stage
+	for _, build := range builders {
+		s, err := build(p)
+		if err != nil {
+			return err
+		}
+		stages = append(stages, s...)
+	}
+	p.reg.MustRegister(rt.statusCollector())
+	if addr := rt.values.String("metrics.addr"); addr != "" && !servesHTTP(stages) {
+		stages = append(stages, lifecycle.Stage{Name: "metrics listener", Auxiliary: true, Run: func(ctx context.Context) error {
+			return api.Serve(ctx, p.httpOptions(addr, false))
+		}})
+	}
+	rt.log.Info("starting", zap.String("version", version), zap.Strings("stages", lifecycle.Names(stages)))
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	go rt.reloadOnHUP(ctx)
+	if err := lifecycle.Run(ctx, rt.log, stages, p.tracker, shutdownGrace); err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	return nil
+}
+
+const httpStage = "http"
+
+func servesHTTP(stages []lifecycle.Stage) bool {
+	for _, s := range stages {
+		if s.Name == httpStage {
+			return true
+		}
+	}
+	return false
+}
+
+// httpOptions configure the HTTP listener at addr; withEvents mounts POST /events.
+func (p *process) httpOptions(addr string, withEvents bool) api.Options {
+	return api.Options{Addr: addr, Token: p.values.String("http.token"), MaxBody: int64(p.values.Int("http.max_body_bytes")),
+		Pool: p.pool, Keys: p.keys, Events: p.publisher(), Gatherer: p.reg, Ready: p.tracker.Ready,
+		Log: p.log.With(zap.String("stage", httpStage)), EventsEnabled: withEvents}
+}
+
+// httpStages serve http.addr: POST /events, metrics, health.
+func httpStages(p *process) ([]lifecycle.Stage, error) {
+	o := p.httpOptions(p.values.String("http.addr"), true)
+	if err := o.Validate(); err != nil {
+		return nil, settingsError(err)
+	}
+	return []lifecycle.Stage{{Name: httpStage, Run: func(ctx context.Context) error { return api.Serve(ctx, o) }}}, nil
+}
+
+// executiveStages run the executive; exitWhenEmpty ends it (and the process) once events is
+// empty, and leaves retention out.
+func executiveStages(exitWhenEmpty bool) stageBuilder {
+	return func(p *process) ([]lifecycle.Stage, error) {
+		cfg, err := p.executiveConfig()
+		if err != nil {
+			return nil, err
+		}
+		x := executive.New(executive.Options{
+			Pool: p.pool, Keys: p.keys, Config: cfg, Clock: p.clock, Log: p.log,
+			Metrics: executive.NewMetrics(p.reg), Identity: p.identity, Version: version, Beat: p.heartbeat(),
+		})
+		stages := []lifecycle.Stage{{Name: executive.Stage, Run: func(ctx context.Context) error { return x.Run(ctx, exitWhenEmpty) }}}
+		if !exitWhenEmpty {
+			stages = append(stages, retentionStage(p))
+		}
+		return stages, nil
 	}
 }
 
-func notifierCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "notifier",
-		Usage: "route notifications to contacts' media queues by their rules, intervals and rollup",
-		Action: func(c *cli.Context) error {
-			return runStages(c, func(rt *runtime, reg prometheus.Registerer) ([]stage, error) {
-				n := rt.newNotifier(reg)
-				return []stage{{name: "notifier", run: func(ctx context.Context) error { return n.Run(ctx, false) }}}, nil
-			})
-		},
+// notifierStages run the notifier.
+func notifierStages(p *process) ([]lifecycle.Stage, error) {
+	cfg, err := p.notifierConfig()
+	if err != nil {
+		return nil, err
 	}
+	n := notifier.New(notifier.Options{
+		Pool: p.pool, Keys: p.keys, Config: cfg, Clock: p.clock, Log: p.log,
+		Metrics: notifier.NewMetrics(p.reg), Identity: p.identity, Version: version, Beat: p.heartbeat(),
+	})
+	return []lifecycle.Stage{{Name: notifier.Stage, Run: func(ctx context.Context) error { return n.Run(ctx, false) }}}, nil
 }
 
-func gatewayCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "gateway",
-		Usage:     "deliver alerts of one medium: jabber, pagerduty or log",
-		ArgsUsage: "jabber|pagerduty|log",
-		Action: func(c *cli.Context) error {
-			name := c.Args().First()
-			if c.NArg() != 1 {
-				return cli.Exit("usage: flapjack gateway jabber|pagerduty|log", 2)
+// retentionStage trims history continuously (SPEC 4.12).
+func retentionStage(p *process) lifecycle.Stage {
+	s := &retention.Sweeper{Pool: p.pool, Keys: p.keys, Clock: p.clock, Log: p.log.With(zap.String("stage", "retention")),
+		Policy: retention.Policy{MaxAge: p.values.Duration("retention.max_age"), MaxEntries: p.values.Int("retention.max_entries")}}
+	interval := p.values.Duration("retention.interval")
+	return lifecycle.Stage{Name: "retention", Auxiliary: true, Run: func(ctx context.Context) error { s.Run(ctx, interval); return nil }}
+}
+
+// gatewayStages run the gateways of the named media; the metrics are shared between them.
+func gatewayStages(names ...string) stageBuilder {
+	return func(p *process) ([]lifecycle.Stage, error) {
+		env := gateways.Env{Values: p.values, Pool: p.pool, Keys: p.keys, Clock: p.clock, Log: p.log,
+			Metrics: gateways.NewMetrics(p.reg), Registerer: p.reg, Identity: p.identity, Version: version,
+			Events: p.publisher(), Stdout: os.Stdout}
+		var stages []lifecycle.Stage
+		for _, name := range names {
+			m, ok := media.Lookup(name)
+			if !ok || m.Stages == nil {
+				return nil, usageError("unknown gateway %q: %s", name, media.GatewayNames(", "))
 			}
-			return runStages(c, func(rt *runtime, reg prometheus.Registerer) ([]stage, error) {
-				return rt.gatewayStages(name, gateways.NewMetrics(reg), reg)
-			})
-		},
+			s, err := m.Stages(env)
+			if err != nil {
+				return nil, settingsError(fmt.Errorf("gateways.%s: %w", name, err))
+			}
+			stages = append(stages, s...)
+		}
+		return stages, nil
 	}
 }
 
-func (rt *runtime) newExecutive(reg prometheus.Registerer) *executive.Executive {
-	return executive.New(executive.Options{
-		Pool: rt.pool, Keys: rt.keys, Config: rt.executiveConfig(), Clock: rt.clock, Log: rt.log,
-		Metrics: executive.NewMetrics(reg), Identity: rt.identity, Version: version, Beat: rt.heartbeat(),
-	})
+// enabledGateways are the media whose gateways.<name>.enabled is on.
+func enabledGateways(v *config.Values) []string {
+	var names []string
+	for _, m := range media.WithGateway() {
+		if v.Bool(gateways.EnabledSetting(m.Name)) {
+			names = append(names, m.Name)
+		}
+	}
+	return names
 }
 
-func (rt *runtime) newNotifier(reg prometheus.Registerer) *notifier.Notifier {
-	return notifier.New(notifier.Options{
-		Pool: rt.pool, Keys: rt.keys, Config: rt.notifierConfig(), Clock: rt.clock, Log: rt.log,
-		Metrics: notifier.NewMetrics(reg), Identity: rt.identity, Version: version, Beat: rt.heartbeat(),
-	})
-}
-
-// gatewayOptions are the shared gateway settings for medium.
-func (rt *runtime) gatewayOptions(medium string, m *gateways.Metrics) gateways.Options {
-	v := rt.values
-	return gateways.Options{
-		Pool: rt.pool, Keys: rt.keys, Medium: medium, Queue: v.String("gateways." + medium + ".queue"),
-		Identity: rt.identity, Clock: rt.clock, Log: rt.log, Metrics: m, Version: version,
-		MaxAttempts: v.Int("gateways.retry.max_attempts"), FirstBackoff: v.Duration("gateways.retry.first_backoff"),
-		MaxBackoff: v.Duration("gateways.retry.max_backoff"), Beat: rt.heartbeat(),
+// reloadOnHUP re-reads the configuration on SIGHUP and applies what can change safely at run
+// time: the log level.
+func (rt *runtime) reloadOnHUP(ctx context.Context) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		v, err := loadSettings(rt.cli)
+		if err != nil {
+			rt.log.Error("SIGHUP: configuration not reloaded", zap.Error(err))
+			continue
+		}
+		level := v.String("log.level")
+		if err := rt.level.UnmarshalText([]byte(level)); err != nil {
+			rt.log.Error("SIGHUP: invalid log.level; keeping the current one", zap.String("log.level", level))
+			continue
+		}
+		rt.log.Info("SIGHUP: reloaded log.level; other settings need a restart", zap.String("log.level", level))
 	}
 }
 
-// gatewayStages builds the stages of one gateway.
-func (rt *runtime) gatewayStages(name string, m *gateways.Metrics, reg prometheus.Registerer) ([]stage, error) {
-	switch name {
-	case "log":
-		g := gateways.New(rt.gatewayOptions("log", m), &logmedium.Sender{W: os.Stdout})
-		return []stage{{name: "log gateway", run: g.Run}}, nil
-	case "jabber":
-		return rt.jabberStages(m)
-	case "pagerduty":
-		return rt.pagerdutyStages(m, reg)
-	}
-	return nil, cli.Exit(fmt.Sprintf("unknown gateway %q: jabber, pagerduty or log", name), 2)
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "flapjack_build_info", Help: "Build information; the value is always 1.",
+		ConstLabels: prometheus.Labels{"version": version},
+	}, func() float64 { return 1 }))
+	return reg
 }

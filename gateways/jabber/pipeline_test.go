@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/executive"
+	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
@@ -78,11 +79,18 @@ func (p *pipeline) contact(id, jid string) {
 // on jabber_notifications are delivered by the running gateway.
 func (p *pipeline) routeNotifications() {
 	p.t.Helper()
-	n := notifier.New(notifier.Options{Pool: p.e.db.Pool, Keys: p.e.keys, Config: notifier.DefaultConfig(),
+	n := notifier.New(notifier.Options{Pool: p.e.db.Pool, Keys: p.e.keys, Config: notifierConfig(),
 		Clock: p.e.clk, Identity: queue.Identity{Host: "pipeline-notifier", PID: 1}, Version: "test"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := n.Run(ctx, true); err != nil {
 		p.t.Fatalf("notifier: %v", err)
 	}
+}
+
+// notifierConfig queues the jabber medium on its default list.
+func notifierConfig() notifier.Config {
+	cfg := notifier.DefaultConfig()
+	cfg.MediaQueues = map[string]string{Medium: gateways.DefaultQueue(Medium)}
+	return cfg
 }
