@@ -55,7 +55,9 @@ func TestAuxiliaryStageEndingStopsNothing(t *testing.T) {
 	stopped := make(chan string, 1)
 	aux := Stage{Name: "poller", Auxiliary: true, Run: func(context.Context) error { return nil }}
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, zap.NewNop(), []Stage{aux, untilCancelled("server", 0, stopped)}, &Tracker{}, time.Second) }()
+	go func() {
+		done <- Run(ctx, zap.NewNop(), []Stage{aux, untilCancelled("server", 0, stopped)}, &Tracker{}, time.Second)
+	}()
 	select {
 	case <-stopped:
 		t.Fatal("the main stage stopped when an auxiliary one ended")
