@@ -33,7 +33,7 @@ func (rt *runtime) jabberStages(m *gateways.Metrics) ([]stage, error) {
 	if err := rt.checkSettings(); err != nil {
 		return nil, err
 	}
-	bot, err := jabber.New(jabber.Options{Config: cfg, Pool: rt.pool, Keys: rt.keys,
+	bot, err := jabber.NewClient(jabber.ClientOptions{Config: cfg, Pool: rt.pool, Keys: rt.keys,
 		EventsQueue: rt.values.String("executive.queue"), Clock: rt.clock, Log: rt.log, Metrics: m, Version: version})
 	if err != nil {
 		return nil, cli.Exit(err.Error(), 2)

@@ -2,7 +2,7 @@
 // `jabber_notifications` to people (chat) and rooms (groupchat), and takes commands — ACKID
 // acknowledgements, test notifications, status queries — from them.
 //
-// Gateway owns the XMPP connection: Run logs in (STARTTLS, direct TLS or, when explicitly
+// Client owns the XMPP connection: Run logs in (STARTTLS, direct TLS or, when explicitly
 // allowed, plain), joins the configured rooms without history, greets them, keeps the
 // connection alive with XEP-0199 pings and reconnects with capped backoff, rejoining the rooms.
 // It implements gateways.Sender and gateways.Readier, so the shared runner (gateways.New) claims
@@ -43,8 +43,8 @@ const Medium = "jabber"
 // shorter sessions keep backing off (a server that drops us at once is not hammered).
 const stableSession = 30 * time.Second
 
-// Options wires a Gateway.
-type Options struct {
+// ClientOptions wires a Client.
+type ClientOptions struct {
 	Config Config
 	// Pool and Keys reach Redis for the commands (ignored when Store is set).
 	Pool *redis.Pool
@@ -60,8 +60,8 @@ type Options struct {
 	Version string
 }
 
-// Gateway is the Jabber bot. Run it once; Send and Ready may be called concurrently.
-type Gateway struct {
+// Client is the Jabber bot's XMPP client. Run it once; Send and Ready may be called concurrently.
+type Client struct {
 	cfg       Config
 	account   string // bare JID
 	resource  string
@@ -82,8 +82,8 @@ type Gateway struct {
 	sessions int           // sessions started so far
 }
 
-// New validates the configuration and builds the gateway; it connects only when Run is called.
-func New(o Options) (*Gateway, error) {
+// NewClient validates the configuration and builds the client; it connects only when Run is called.
+func NewClient(o ClientOptions) (*Client, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func New(o Options) (*Gateway, error) {
 	log := o.Log.With(zap.String("stage", gateways.Stage(Medium)))
 	account, resource := cfg.account()
 	_, domain, _ := splitJID(account)
-	g := &Gateway{
+	c := &Client{
 		cfg: cfg, account: account, resource: resource, domain: domain,
 		rooms: map[string]bool{}, allowed: map[string]bool{}, ids: cfg.identifiers(),
 		bot:   newBot(cfg, o.Store, o.Clock, log, o.Version),
@@ -115,34 +115,34 @@ func New(o Options) (*Gateway, error) {
 		up:        make(chan struct{}),
 	}
 	for _, r := range cfg.Rooms {
-		g.rooms[r] = true
+		c.rooms[r] = true
 	}
 	for _, j := range cfg.AllowedJIDs {
-		g.allowed[j] = true
+		c.allowed[j] = true
 	}
-	g.connected.Set(0)
-	return g, nil
+	c.connected.Set(0)
+	return c, nil
 }
 
-// Ready blocks until the gateway is connected or ctx ends (gateways.Readier).
-func (g *Gateway) Ready(ctx context.Context) error {
-	_, err := g.session(ctx)
+// Ready blocks until the client is connected or ctx ends (gateways.Readier).
+func (c *Client) Ready(ctx context.Context) error {
+	_, err := c.session(ctx)
 	return err
 }
 
 // Connected reports whether a session is up.
-func (g *Gateway) Connected() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.cur != nil
+func (c *Client) Connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur != nil
 }
 
 // session waits for the current session.
-func (g *Gateway) session(ctx context.Context) (*session, error) {
+func (c *Client) session(ctx context.Context) (*session, error) {
 	for {
-		g.mu.Lock()
-		s, up := g.cur, g.up
-		g.mu.Unlock()
+		c.mu.Lock()
+		s, up := c.cur, c.up
+		c.mu.Unlock()
 		if s != nil {
 			return s, nil
 		}
@@ -157,20 +157,20 @@ func (g *Gateway) session(ctx context.Context) (*session, error) {
 // Send delivers one alert (gateways.Sender): groupchat when the address is a configured room,
 // chat otherwise. It waits for a connection, and returns once the server has confirmed the
 // message; a connection lost on the way gives a retryable error.
-func (g *Gateway) Send(ctx context.Context, a schema.Alert) error {
+func (c *Client) Send(ctx context.Context, a schema.Alert) error {
 	to := strings.TrimSpace(a.Address)
 	if local, domain, _ := splitJID(to); local == "" || domain == "" || strings.ContainsAny(to, " \t\n") {
 		return gateways.Permanent(fmt.Errorf("address %q is not a JID", a.Address))
 	}
-	msg := xmpp.Chat{Remote: to, Type: "chat", Text: Text(a, g.cfg.Alias)}
-	if g.rooms[bareJID(to)] {
+	msg := xmpp.Chat{Remote: to, Type: "chat", Text: Text(a, c.cfg.Alias)}
+	if c.rooms[bareJID(to)] {
 		msg.Remote, msg.Type = bareJID(to), "groupchat"
 	}
-	s, err := g.session(ctx)
+	s, err := c.session(ctx)
 	if err != nil {
 		return gateways.Retryable(fmt.Errorf("not connected to the XMPP server: %w", err), 0)
 	}
-	if err := s.sendConfirmed(ctx, msg, g.cfg.SendTimeout); err != nil {
+	if err := s.sendConfirmed(ctx, msg, c.cfg.SendTimeout); err != nil {
 		if strings.Contains(err.Error(), "exceeds server limit") {
 			return gateways.Permanent(fmt.Errorf("send to %s: %w", to, err))
 		}
@@ -182,48 +182,48 @@ func (g *Gateway) Send(ctx context.Context, a schema.Alert) error {
 // Run owns the connection until ctx ends: connect, serve, and reconnect with capped backoff
 // (first attempt immediate, then ReconnectMin doubling up to ReconnectMax). It returns nil
 // when ctx ends.
-func (g *Gateway) Run(ctx context.Context) error {
-	if !g.running.CompareAndSwap(false, true) {
+func (c *Client) Run(ctx context.Context) error {
+	if !c.running.CompareAndSwap(false, true) {
 		return errors.New("jabber gateway: Run called twice")
 	}
-	defer g.running.Store(false)
-	if proxy := proxyFor(g.cfg.host(), os.Getenv); proxy != "" {
-		g.log.Warn("connecting to the XMPP server through the proxy set in HTTP_PROXY (add the server to NO_PROXY to connect directly)",
-			zap.String("server", g.cfg.host()))
+	defer c.running.Store(false)
+	if proxy := proxyFor(c.cfg.host(), os.Getenv); proxy != "" {
+		c.log.Warn("connecting to the XMPP server through the proxy set in HTTP_PROXY (add the server to NO_PROXY to connect directly)",
+			zap.String("server", c.cfg.host()))
 	}
 	failures := 0
 	for ctx.Err() == nil {
 		if failures > 0 {
-			delay := g.backoff(failures)
-			g.log.Info("reconnecting to the XMPP server", zap.Duration("in", delay), zap.Int("attempt", failures+1))
+			delay := c.backoff(failures)
+			c.log.Info("reconnecting to the XMPP server", zap.Duration("in", delay), zap.Int("attempt", failures+1))
 			sleep(ctx, delay)
 			if ctx.Err() != nil {
 				break
 			}
 		}
-		client, err := g.dial(ctx)
+		client, err := c.dial(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
 			failures++
-			g.log.Warn("cannot connect to the XMPP server", zap.String("server", g.cfg.host()),
-				zap.String("jid", g.account), zap.String("tls", g.cfg.TLS), zap.Error(err))
+			c.log.Warn("cannot connect to the XMPP server", zap.String("server", c.cfg.host()),
+				zap.String("jid", c.account), zap.String("tls", c.cfg.TLS), zap.Error(err))
 			continue
 		}
 		started := time.Now()
-		err = g.serve(ctx, client)
+		err = c.serve(ctx, client)
 		if ctx.Err() != nil {
 			break
 		}
-		g.log.Warn("XMPP connection lost", zap.Error(err), zap.Duration("after", time.Since(started)))
+		c.log.Warn("XMPP connection lost", zap.Error(err), zap.Duration("after", time.Since(started)))
 		if time.Since(started) >= stableSession {
 			failures = 0
 		} else {
 			failures++
 		}
 	}
-	g.log.Info("jabber gateway stopped")
+	c.log.Info("jabber gateway stopped")
 	return nil
 }
 
@@ -249,10 +249,10 @@ func proxyFor(addr string, getenv func(string) string) string {
 	return proxy
 }
 
-func (g *Gateway) backoff(failures int) time.Duration {
-	d := g.cfg.ReconnectMin << min(failures-1, 20)
-	if d <= 0 || d > g.cfg.ReconnectMax {
-		d = g.cfg.ReconnectMax
+func (c *Client) backoff(failures int) time.Duration {
+	d := c.cfg.ReconnectMin << min(failures-1, 20)
+	if d <= 0 || d > c.cfg.ReconnectMax {
+		d = c.cfg.ReconnectMax
 	}
 	return d
 }
@@ -267,18 +267,18 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // options are the go-xmpp options of a connection. Never log them: they hold the password.
-func (g *Gateway) options() xmpp.Options {
+func (c *Client) options() xmpp.Options {
 	o := xmpp.Options{
-		Host: g.cfg.host(), User: g.account, Password: string(g.cfg.Password), Resource: g.resource,
-		DialTimeout: g.cfg.DialTimeout,
-		Status:      "chat", StatusMessage: "flapjack " + g.version,
+		Host: c.cfg.host(), User: c.account, Password: string(c.cfg.Password), Resource: c.resource,
+		DialTimeout: c.cfg.DialTimeout,
+		Status:      "chat", StatusMessage: "flapjack " + c.version,
 		PeriodicServerPings:        true,
-		PeriodicServerPingsPeriod:  int(g.cfg.Keepalive / time.Millisecond),
-		PeriodicServerPingsTimeout: int(g.cfg.KeepaliveTimeout / time.Millisecond),
-		SoftwareName:               "flapjack", SoftwareVersion: g.version,
+		PeriodicServerPingsPeriod:  int(c.cfg.Keepalive / time.Millisecond),
+		PeriodicServerPingsTimeout: int(c.cfg.KeepaliveTimeout / time.Millisecond),
+		SoftwareName:               "flapjack", SoftwareVersion: c.version,
 	}
-	tlsConfig := &tls.Config{ServerName: g.domain, InsecureSkipVerify: g.cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
-	switch g.cfg.TLS {
+	tlsConfig := &tls.Config{ServerName: c.domain, InsecureSkipVerify: c.cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
+	switch c.cfg.TLS {
 	case TLSDirect:
 		// go-xmpp: NoTLS false means TLS from the first byte.
 		o.TLSConfig = tlsConfig
@@ -292,16 +292,16 @@ func (g *Gateway) options() xmpp.Options {
 
 // dial logs in. go-xmpp cannot be interrupted while it connects, so the attempt runs aside and a
 // client that arrives after ctx ended is closed.
-func (g *Gateway) dial(ctx context.Context) (*xmpp.Client, error) {
+func (c *Client) dial(ctx context.Context) (*xmpp.Client, error) {
 	type result struct {
 		c   *xmpp.Client
 		err error
 	}
 	done := make(chan result, 1)
-	opts := g.options()
+	opts := c.options()
 	go func() {
-		c, err := opts.NewClient()
-		done <- result{c, err}
+		x, err := opts.NewClient()
+		done <- result{x, err}
 	}()
 	select {
 	case r := <-done:
@@ -317,8 +317,8 @@ func (g *Gateway) dial(ctx context.Context) (*xmpp.Client, error) {
 }
 
 // serve runs one logged-in session until the connection fails or ctx ends.
-func (g *Gateway) serve(ctx context.Context, client *xmpp.Client) error {
-	s := &session{client: client, domain: g.domain, done: make(chan struct{}),
+func (c *Client) serve(ctx context.Context, client *xmpp.Client) error {
+	s := &session{client: client, domain: c.domain, done: make(chan struct{}),
 		pending: map[string]chan struct{}{}, occupants: map[string]map[string]string{}}
 	incoming := make(chan any, 64)
 	recvErr := make(chan error, 1)
@@ -342,18 +342,18 @@ func (g *Gateway) serve(ctx context.Context, client *xmpp.Client) error {
 		}
 	}()
 
-	g.mu.Lock()
-	g.sessions++
-	first := g.sessions == 1
-	g.mu.Unlock()
-	g.log.Info("connected to the XMPP server", zap.String("server", g.cfg.host()), zap.String("jid", g.account+"/"+g.resource),
-		zap.String("tls", g.cfg.TLS), zap.Bool("encrypted", client.IsEncrypted()), zap.Strings("rooms", g.cfg.Rooms))
-	if err := g.joinRooms(s, first); err != nil {
-		g.closeSession(s, recvDone)
+	c.mu.Lock()
+	c.sessions++
+	first := c.sessions == 1
+	c.mu.Unlock()
+	c.log.Info("connected to the XMPP server", zap.String("server", c.cfg.host()), zap.String("jid", c.account+"/"+c.resource),
+		zap.String("tls", c.cfg.TLS), zap.Bool("encrypted", client.IsEncrypted()), zap.Strings("rooms", c.cfg.Rooms))
+	if err := c.joinRooms(s, first); err != nil {
+		c.closeSession(s, recvDone)
 		return fmt.Errorf("join rooms: %w", err)
 	}
-	g.setConnected(s)
-	defer g.closeSession(s, recvDone)
+	c.setConnected(s)
+	defer c.closeSession(s, recvDone)
 
 	for {
 		select {
@@ -362,7 +362,7 @@ func (g *Gateway) serve(ctx context.Context, client *xmpp.Client) error {
 		case err := <-recvErr:
 			return err
 		case st := <-incoming:
-			g.handle(ctx, s, st)
+			c.handle(ctx, s, st)
 		}
 	}
 }
@@ -371,8 +371,8 @@ func (g *Gateway) serve(ctx context.Context, client *xmpp.Client) error {
 // close the stream so the reader's Recv fails, and once the reader has stopped the client is
 // closed. go-xmpp's Close must not run while Recv does; when the server does not answer within
 // a few seconds the reader is left to the keepalive, which closes the connection.
-func (g *Gateway) closeSession(s *session, recvDone <-chan struct{}) {
-	g.setDisconnected(s)
+func (c *Client) closeSession(s *session, recvDone <-chan struct{}) {
+	c.setDisconnected(s)
 	s.end()
 	s.writeMu.Lock()
 	_, _ = s.client.SendOrg("</stream:stream>")
@@ -381,26 +381,26 @@ func (g *Gateway) closeSession(s *session, recvDone <-chan struct{}) {
 	case <-recvDone:
 		go s.client.Close()
 	case <-time.After(3 * time.Second):
-		g.log.Warn("the XMPP server did not close the stream; leaving the connection to the keepalive")
+		c.log.Warn("the XMPP server did not close the stream; leaving the connection to the keepalive")
 	}
 }
 
-func (g *Gateway) joinRooms(s *session, first bool) error {
+func (c *Client) joinRooms(s *session, first bool) error {
 	// The greeting must not start with an identifier: another bot in the room would take it
 	// for a command.
 	greeting := fmt.Sprintf("Flapjack's Jabber gateway (version %s) started at %s, hello! Try typing '%s: help'.",
-		g.version, g.clock.Now().Format("2006-01-02 15:04:05 MST"), g.cfg.Alias)
+		c.version, c.clock.Now().Format("2006-01-02 15:04:05 MST"), c.cfg.Alias)
 	if !first {
 		greeting = fmt.Sprintf("Flapjack's Jabber gateway is back (reconnected at %s). Try typing '%s: help'.",
-			g.clock.Now().Format("2006-01-02 15:04:05 MST"), g.cfg.Alias)
+			c.clock.Now().Format("2006-01-02 15:04:05 MST"), c.cfg.Alias)
 	}
-	for _, room := range g.cfg.Rooms {
-		err := s.write(func(c *xmpp.Client) error {
+	for _, room := range c.cfg.Rooms {
+		err := s.write(func(x *xmpp.Client) error {
 			// Zero history: no transcript replay, so old commands are never re-run.
-			if _, err := c.JoinMUC(room, g.cfg.Alias, xmpp.StanzaHistory, 0, nil); err != nil {
+			if _, err := x.JoinMUC(room, c.cfg.Alias, xmpp.StanzaHistory, 0, nil); err != nil {
 				return err
 			}
-			_, err := c.Send(xmpp.Chat{Remote: room, Type: "groupchat", Text: greeting})
+			_, err := x.Send(xmpp.Chat{Remote: room, Type: "groupchat", Text: greeting})
 			return err
 		})
 		if err != nil {
@@ -410,37 +410,37 @@ func (g *Gateway) joinRooms(s *session, first bool) error {
 	return nil
 }
 
-func (g *Gateway) setConnected(s *session) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.cur = s
-	close(g.up)
-	g.connected.Set(1)
+func (c *Client) setConnected(s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cur = s
+	close(c.up)
+	c.connected.Set(1)
 }
 
-func (g *Gateway) setDisconnected(s *session) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.cur == s && s != nil {
-		g.cur = nil
-		g.up = make(chan struct{})
-		g.connected.Set(0)
+func (c *Client) setDisconnected(s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == s && s != nil {
+		c.cur = nil
+		c.up = make(chan struct{})
+		c.connected.Set(0)
 	}
 }
 
 // handle treats one received stanza (on the serve goroutine).
-func (g *Gateway) handle(ctx context.Context, s *session, st any) {
+func (c *Client) handle(ctx context.Context, s *session, st any) {
 	switch v := st.(type) {
 	case xmpp.Chat:
-		g.handleMessage(ctx, s, v)
+		c.handleMessage(ctx, s, v)
 	case xmpp.Presence:
-		g.handlePresence(s, v)
+		c.handlePresence(s, v)
 	}
 }
 
-func (g *Gateway) handlePresence(s *session, p xmpp.Presence) {
+func (c *Client) handlePresence(s *session, p xmpp.Presence) {
 	room := bareJID(p.From)
-	if !g.rooms[room] {
+	if !c.rooms[room] {
 		return
 	}
 	nick := strings.TrimPrefix(resourcePart(p.From), "/")
@@ -449,8 +449,8 @@ func (g *Gateway) handlePresence(s *session, p xmpp.Presence) {
 	}
 	switch p.Type {
 	case "error":
-		if strings.EqualFold(nick, g.cfg.Alias) {
-			g.log.Error("cannot join room", zap.String("room", room), zap.String("error", p.Error))
+		if strings.EqualFold(nick, c.cfg.Alias) {
+			c.log.Error("cannot join room", zap.String("room", room), zap.String("error", p.Error))
 		}
 	case "unavailable":
 		delete(s.occupants[room], nick)
@@ -475,9 +475,9 @@ func (s *session) isOccupant(bare string) bool {
 	return false
 }
 
-func (g *Gateway) handleMessage(ctx context.Context, s *session, m xmpp.Chat) {
+func (c *Client) handleMessage(ctx context.Context, s *session, m xmpp.Chat) {
 	if m.Type == "error" {
-		g.log.Warn("the XMPP server bounced a message", zap.String("from", m.Remote), zap.String("text", truncate(m.Text, 200)))
+		c.log.Warn("the XMPP server bounced a message", zap.String("from", m.Remote), zap.String("text", truncate(m.Text, 200)))
 		return
 	}
 	if strings.TrimSpace(m.Text) == "" || m.Type == "headline" {
@@ -489,46 +489,46 @@ func (g *Gateway) handleMessage(ctx context.Context, s *session, m xmpp.Chat) {
 	var text, replyTo, replyType, who string
 	switch {
 	case m.Type == "groupchat":
-		if !g.rooms[bare] || nick == "" || strings.EqualFold(nick, g.cfg.Alias) {
+		if !c.rooms[bare] || nick == "" || strings.EqualFold(nick, c.cfg.Alias) {
 			return
 		}
 		if !m.Stamp.IsZero() {
 			return // room history: never re-run old commands
 		}
-		cmd, ok := roomCommand(m.Text, g.ids)
+		cmd, ok := roomCommand(m.Text, c.ids)
 		if !ok {
 			return
 		}
 		text, replyTo, replyType, who = cmd, bare, "groupchat", nick
-	case g.rooms[bare]:
+	case c.rooms[bare]:
 		// A private message from a room occupant.
 		if nick == "" {
 			return
 		}
-		text, replyTo, replyType, who = chatCommand(m.Text, g.ids), from, "chat", nick
+		text, replyTo, replyType, who = chatCommand(m.Text, c.ids), from, "chat", nick
 	default:
-		if !g.allowed[bare] && !s.isOccupant(bare) {
-			g.log.Warn("ignoring a command from a JID that is neither in gateways.jabber.allowed_jids nor in a room",
+		if !c.allowed[bare] && !s.isOccupant(bare) {
+			c.log.Warn("ignoring a command from a JID that is neither in gateways.jabber.allowed_jids nor in a room",
 				zap.String("from", from), zap.String("text", truncate(m.Text, 200)))
 			return
 		}
-		text, replyTo, replyType, who = chatCommand(m.Text, g.ids), bare, "chat", bare
+		text, replyTo, replyType, who = chatCommand(m.Text, c.ids), bare, "chat", bare
 	}
 	if text == "" {
 		return
 	}
 	if !m.Stamp.IsZero() {
 		// Stored while the bot was offline (prosody's mod_offline): too old to act on blindly.
-		g.log.Warn("ignoring a command sent while the gateway was offline", zap.String("from", from),
+		c.log.Warn("ignoring a command sent while the gateway was offline", zap.String("from", from),
 			zap.Time("sent", m.Stamp), zap.String("text", truncate(text, 200)))
-		s.reply(g.log, replyTo, replyType, fmt.Sprintf("I was offline when you sent '%s' (at %s), so I did nothing; send it again if it still applies.",
+		s.reply(c.log, replyTo, replyType, fmt.Sprintf("I was offline when you sent '%s' (at %s), so I did nothing; send it again if it still applies.",
 			truncate(text, 200), m.Stamp.UTC().Format("2006-01-02 15:04:05 MST")))
 		return
 	}
 	cmd := ParseCommand(text)
-	g.log.Info("command", zap.String("from", from), zap.String("command", commandName(cmd)))
-	reply := g.bot.execute(ctx, cmd, who)
-	s.reply(g.log, replyTo, replyType, reply)
+	c.log.Info("command", zap.String("from", from), zap.String("command", commandName(cmd)))
+	reply := c.bot.execute(ctx, cmd, who)
+	s.reply(c.log, replyTo, replyType, reply)
 }
 
 func truncate(s string, n int) string {
