@@ -89,7 +89,7 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestBackoff(t *testing.T) {
 	t.Parallel()
-	g := &Gateway{cfg: DefaultConfig()}
+	g := &Client{cfg: DefaultConfig()}
 	var got []string
 	for f := 1; f <= 8; f++ {
 		got = append(got, g.backoff(f).String())

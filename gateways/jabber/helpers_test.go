@@ -34,7 +34,7 @@ const (
 	waitFor       = 10 * time.Second
 )
 
-// env is a running bot: a private prosody, a Redis database, the Jabber Gateway and the shared
+// env is a running bot: a private prosody, a Redis database, the Jabber Client and the shared
 // queue runner (gateways.New) draining jabber_notifications into it.
 type env struct {
 	t       *testing.T
@@ -42,7 +42,7 @@ type env struct {
 	db      *testredis.DB
 	keys    schema.Keys
 	clk     *clock.Fake
-	gw      *Gateway
+	gw      *Client
 	metrics *gateways.Metrics
 	logs    *observer.ObservedLogs
 	room    string
@@ -102,7 +102,7 @@ func (e *env) start(cfg Config) {
 	e.logs = logs
 	log := zap.New(core)
 	e.metrics = gateways.NewMetrics(nil)
-	gw, err := New(Options{Config: cfg, Pool: e.db.Pool, Keys: e.keys, Clock: e.clk, Log: log,
+	gw, err := NewClient(ClientOptions{Config: cfg, Pool: e.db.Pool, Keys: e.keys, Clock: e.clk, Log: log,
 		Metrics: e.metrics, Version: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -251,7 +251,7 @@ func TestPasswordNeverLogged(t *testing.T) {
 // context ends, with a retryable error.
 func TestSendWhileDisconnectedIsRetryable(t *testing.T) {
 	t.Parallel()
-	g, err := New(Options{Config: Config{JabberID: "flapjack@localhost", Password: "pw"}, Store: failingStore{}})
+	g, err := NewClient(ClientOptions{Config: Config{JabberID: "flapjack@localhost", Password: "pw"}, Store: failingStore{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,249 @@
+package jabber
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	xmpp "github.com/xmppo/go-xmpp"
+	"go.uber.org/zap"
+)
+
+// stableSession is how long a session must last for the next reconnect to be immediate again;
+// shorter sessions keep backing off (a server that drops us at once is not hammered).
+const stableSession = 30 * time.Second
+
+// Run owns the connection until ctx ends: connect, serve, and reconnect with capped backoff
+// (first attempt immediate, then ReconnectMin doubling up to ReconnectMax). It returns nil
+// when ctx ends.
+func (c *Client) Run(ctx context.Context) error {
+	if !c.running.CompareAndSwap(false, true) {
+		return errors.New("jabber gateway: Run called twice")
+	}
+	defer c.running.Store(false)
+	if proxy := proxyFor(c.cfg.host(), os.Getenv); proxy != "" {
+		c.log.Warn("connecting to the XMPP server through the proxy set in HTTP_PROXY (add the server to NO_PROXY to connect directly)",
+			zap.String("server", c.cfg.host()))
+	}
+	failures := 0
+	for ctx.Err() == nil {
+		if failures > 0 {
+			delay := c.backoff(failures)
+			c.log.Info("reconnecting to the XMPP server", zap.Duration("in", delay), zap.Int("attempt", failures+1))
+			sleep(ctx, delay)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		client, err := c.dial(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			failures++
+			c.log.Warn("cannot connect to the XMPP server", zap.String("server", c.cfg.host()),
+				zap.String("jid", c.account), zap.String("tls", c.cfg.TLS), zap.Error(err))
+			continue
+		}
+		started := time.Now()
+		err = c.serve(ctx, client)
+		if ctx.Err() != nil {
+			break
+		}
+		c.log.Warn("XMPP connection lost", zap.Error(err), zap.Duration("after", time.Since(started)))
+		if time.Since(started) >= stableSession {
+			failures = 0
+		} else {
+			failures++
+		}
+	}
+	c.log.Info("jabber gateway stopped")
+	return nil
+}
+
+// proxyFor tells whether go-xmpp will dial addr through a proxy: it honours HTTP_PROXY /
+// http_proxy unless an entry of NO_PROXY / no_proxy is a substring of the address.
+func proxyFor(addr string, getenv func(string) string) string {
+	proxy := getenv("HTTP_PROXY")
+	if proxy == "" {
+		proxy = getenv("http_proxy")
+	}
+	if proxy == "" {
+		return ""
+	}
+	noProxy := getenv("NO_PROXY")
+	if noProxy == "" {
+		noProxy = getenv("no_proxy")
+	}
+	for _, np := range strings.Split(noProxy, ",") {
+		if np = strings.TrimSpace(np); np != "" && strings.Contains(strings.ToUpper(addr), strings.ToUpper(np)) {
+			return ""
+		}
+	}
+	return proxy
+}
+
+func (c *Client) backoff(failures int) time.Duration {
+	d := c.cfg.ReconnectMin << min(failures-1, 20)
+	if d <= 0 || d > c.cfg.ReconnectMax {
+		d = c.cfg.ReconnectMax
+	}
+	return d
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// options are the go-xmpp options of a connection. Never log them: they hold the password.
+func (c *Client) options() xmpp.Options {
+	o := xmpp.Options{
+		Host: c.cfg.host(), User: c.account, Password: string(c.cfg.Password), Resource: c.resource,
+		DialTimeout: c.cfg.DialTimeout,
+		Status:      "chat", StatusMessage: "flapjack " + c.version,
+		PeriodicServerPings:        true,
+		PeriodicServerPingsPeriod:  int(c.cfg.Keepalive / time.Millisecond),
+		PeriodicServerPingsTimeout: int(c.cfg.KeepaliveTimeout / time.Millisecond),
+		SoftwareName:               "flapjack", SoftwareVersion: c.version,
+	}
+	tlsConfig := &tls.Config{ServerName: c.domain, InsecureSkipVerify: c.cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
+	switch c.cfg.TLS {
+	case TLSDirect:
+		// go-xmpp: NoTLS false means TLS from the first byte.
+		o.TLSConfig = tlsConfig
+	case TLSStartTLS:
+		o.NoTLS, o.StartTLS, o.TLSConfig = true, true, tlsConfig
+	case TLSPlain:
+		o.NoTLS, o.InsecureAllowUnencryptedAuth = true, true
+	}
+	return o
+}
+
+// dial logs in. go-xmpp cannot be interrupted while it connects, so the attempt runs aside and a
+// client that arrives after ctx ended is closed.
+func (c *Client) dial(ctx context.Context) (*xmpp.Client, error) {
+	type result struct {
+		c   *xmpp.Client
+		err error
+	}
+	done := make(chan result, 1)
+	opts := c.options()
+	go func() {
+		x, err := opts.NewClient()
+		done <- result{x, err}
+	}()
+	select {
+	case r := <-done:
+		return r.c, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// serve runs one logged-in session until the connection fails or ctx ends.
+func (c *Client) serve(ctx context.Context, client *xmpp.Client) error {
+	s := &session{client: client, domain: c.domain, done: make(chan struct{}),
+		pending: map[string]chan struct{}{}, occupants: map[string]map[string]string{}}
+	incoming := make(chan any, 64)
+	recvErr := make(chan error, 1)
+	recvDone := make(chan struct{})
+	go func() {
+		defer close(recvDone)
+		for {
+			st, err := client.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			if iq, ok := st.(xmpp.IQ); ok && s.confirm(iq.ID) {
+				continue
+			}
+			select {
+			case incoming <- st:
+			case <-s.done:
+				return
+			}
+		}
+	}()
+
+	c.mu.Lock()
+	c.sessions++
+	first := c.sessions == 1
+	c.mu.Unlock()
+	c.log.Info("connected to the XMPP server", zap.String("server", c.cfg.host()), zap.String("jid", c.account+"/"+c.resource),
+		zap.String("tls", c.cfg.TLS), zap.Bool("encrypted", client.IsEncrypted()), zap.Strings("rooms", c.cfg.Rooms))
+	if err := c.joinRooms(s, first); err != nil {
+		c.closeSession(s, recvDone)
+		return fmt.Errorf("join rooms: %w", err)
+	}
+	c.setConnected(s)
+	defer c.closeSession(s, recvDone)
+
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-recvErr:
+			return err
+		case st := <-incoming:
+			c.handle(ctx, s, st)
+		}
+	}
+}
+
+// closeSession ends a session: senders waiting on it fail (retryably), the server is asked to
+// close the stream so the reader's Recv fails, and once the reader has stopped the client is
+// closed. go-xmpp's Close must not run while Recv does; when the server does not answer within
+// a few seconds the reader is left to the keepalive, which closes the connection.
+func (c *Client) closeSession(s *session, recvDone <-chan struct{}) {
+	c.setDisconnected(s)
+	s.end()
+	s.writeMu.Lock()
+	_, _ = s.client.SendOrg("</stream:stream>")
+	s.writeMu.Unlock()
+	select {
+	case <-recvDone:
+		go s.client.Close()
+	case <-time.After(3 * time.Second):
+		c.log.Warn("the XMPP server did not close the stream; leaving the connection to the keepalive")
+	}
+}
+
+func (c *Client) joinRooms(s *session, first bool) error {
+	// The greeting must not start with an identifier: another bot in the room would take it
+	// for a command.
+	greeting := fmt.Sprintf("Flapjack's Jabber gateway (version %s) started at %s, hello! Try typing '%s: help'.",
+		c.version, c.clock.Now().Format("2006-01-02 15:04:05 MST"), c.cfg.Alias)
+	if !first {
+		greeting = fmt.Sprintf("Flapjack's Jabber gateway is back (reconnected at %s). Try typing '%s: help'.",
+			c.clock.Now().Format("2006-01-02 15:04:05 MST"), c.cfg.Alias)
+	}
+	for _, room := range c.cfg.Rooms {
+		err := s.write(func(x *xmpp.Client) error {
+			// Zero history: no transcript replay, so old commands are never re-run.
+			if _, err := x.JoinMUC(room, c.cfg.Alias, xmpp.StanzaHistory, 0, nil); err != nil {
+				return err
+			}
+			_, err := x.Send(xmpp.Chat{Remote: room, Type: "groupchat", Text: greeting})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", room, err)
+		}
+	}
+	return nil
+}
