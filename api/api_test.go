@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flapjackgo/flapjack/events"
-	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 )
 
 // whoami opens a pool for c, pings and returns ACL WHOAMI, or the first error.

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 )
 
 // serverPort asks the node behind conn which port it listens on.

@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 )
 
 // anyError: the case must fail, but how depends on timing. With TLS 1.3 the server checks the

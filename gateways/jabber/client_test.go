@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/flapjackgo/flapjack/gateways"
-	"github.com/flapjackgo/flapjack/internal/testprosody"
+	"github.com/flapjackgo/flapjack/internal/testing/testprosody"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )

@@ -34,7 +34,7 @@ var Spec = gateways.Medium{
 }
 
 func stages(env gateways.Env) ([]lifecycle.Stage, error) {
-	bot, err := New(Options{Config: configFrom(env.Values), Pool: env.Pool, Keys: env.Keys,
+	bot, err := NewClient(ClientOptions{Config: configFrom(env.Values), Pool: env.Pool, Keys: env.Keys,
 		EventsQueue: env.Values.String("executive.queue"), Clock: env.Clock, Log: env.Log, Metrics: env.Metrics,
 		Version: env.Version})
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flapjackgo/flapjack/internal/testpagerduty"
+	"github.com/flapjackgo/flapjack/internal/testing/testpagerduty"
 )
 
 // This file holds local HTTP servers that enforce PagerDuty's documented API contracts (Events

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flapjackgo/flapjack/gateways"
-	"github.com/flapjackgo/flapjack/internal/testpagerduty"
+	"github.com/flapjackgo/flapjack/internal/testing/testpagerduty"
 	"github.com/flapjackgo/flapjack/schema"
 )
 

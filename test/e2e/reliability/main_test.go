@@ -6,8 +6,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/internal/testbinary"
-	"github.com/flapjackgo/flapjack/internal/testprosody"
+	"github.com/flapjackgo/flapjack/internal/testing/testbinary"
+	"github.com/flapjackgo/flapjack/internal/testing/testprosody"
 )
 
 func TestMain(m *testing.M) {

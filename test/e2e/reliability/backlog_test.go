@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flapjackgo/flapjack/internal/testbinary"
-	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/internal/testing/testbinary"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
 

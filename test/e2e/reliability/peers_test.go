@@ -14,7 +14,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/internal/testpagerduty"
+	"github.com/flapjackgo/flapjack/internal/testing/testpagerduty"
 )
 
 // ---- PagerDuty Events API v2 ----

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flapjackgo/flapjack/internal/testbinary"
+	"github.com/flapjackgo/flapjack/internal/testing/testbinary"
 )
 
 func TestMain(m *testing.M) {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/internal/testprosody"
-	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/internal/testing/testprosody"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/internal/testbinary"
+	"github.com/flapjackgo/flapjack/internal/testing/testbinary"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
