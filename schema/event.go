@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/flapjackgo/flapjack/internal/text"
 )
 
 // MaxEventBytes is the largest event payload accepted (SPEC 4.2).
@@ -297,7 +299,7 @@ func (p *eventParser) optionalInt(name string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil {
-		p.fail("%s must be an integer, got %s", name, truncate(string(v), 40))
+		p.fail("%s must be an integer, got %s", name, text.Truncate(string(v), 40))
 		return 0, false
 	}
 	return n, true
@@ -338,13 +340,6 @@ func (p *eventParser) tags() []string {
 		tags = append(tags, s)
 	}
 	return tags
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // MarshalJSON encodes the event in Flapjack's event format (absent optional fields omitted).

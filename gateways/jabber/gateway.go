@@ -33,6 +33,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/gateways"
+	fjtext "github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -477,7 +478,7 @@ func (s *session) isOccupant(bare string) bool {
 
 func (g *Gateway) handleMessage(ctx context.Context, s *session, m xmpp.Chat) {
 	if m.Type == "error" {
-		g.log.Warn("the XMPP server bounced a message", zap.String("from", m.Remote), zap.String("text", truncate(m.Text, 200)))
+		g.log.Warn("the XMPP server bounced a message", zap.String("from", m.Remote), zap.String("text", fjtext.Truncate(m.Text, 200)))
 		return
 	}
 	if strings.TrimSpace(m.Text) == "" || m.Type == "headline" {
@@ -509,7 +510,7 @@ func (g *Gateway) handleMessage(ctx context.Context, s *session, m xmpp.Chat) {
 	default:
 		if !g.allowed[bare] && !s.isOccupant(bare) {
 			g.log.Warn("ignoring a command from a JID that is neither in gateways.jabber.allowed_jids nor in a room",
-				zap.String("from", from), zap.String("text", truncate(m.Text, 200)))
+				zap.String("from", from), zap.String("text", fjtext.Truncate(m.Text, 200)))
 			return
 		}
 		text, replyTo, replyType, who = chatCommand(m.Text, g.ids), bare, "chat", bare
@@ -520,22 +521,15 @@ func (g *Gateway) handleMessage(ctx context.Context, s *session, m xmpp.Chat) {
 	if !m.Stamp.IsZero() {
 		// Stored while the bot was offline (prosody's mod_offline): too old to act on blindly.
 		g.log.Warn("ignoring a command sent while the gateway was offline", zap.String("from", from),
-			zap.Time("sent", m.Stamp), zap.String("text", truncate(text, 200)))
+			zap.Time("sent", m.Stamp), zap.String("text", fjtext.Truncate(text, 200)))
 		s.reply(g.log, replyTo, replyType, fmt.Sprintf("I was offline when you sent '%s' (at %s), so I did nothing; send it again if it still applies.",
-			truncate(text, 200), m.Stamp.UTC().Format("2006-01-02 15:04:05 MST")))
+			fjtext.Truncate(text, 200), m.Stamp.UTC().Format("2006-01-02 15:04:05 MST")))
 		return
 	}
 	cmd := ParseCommand(text)
 	g.log.Info("command", zap.String("from", from), zap.String("command", commandName(cmd)))
 	reply := g.bot.execute(ctx, cmd, who)
 	s.reply(g.log, replyTo, replyType, reply)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // session is one logged-in connection.
