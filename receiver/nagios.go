@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flapjackgo/flapjack/internal/text"
+	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 	"go.uber.org/zap"
 )
@@ -339,18 +340,18 @@ const (
 // (false; the event is then logged at error level, so it is not lost silently). The enqueue
 // itself runs without ctx's cancellation so that an event in flight at shutdown is finished.
 func enqueueWithRetry(ctx context.Context, enq Enqueuer, event []byte, log *zap.Logger) bool {
-	delay := retryFirst
+	backoff := queue.Backoff{First: retryFirst, Max: retryMax}
 	for {
 		err := enq.Enqueue(context.WithoutCancel(ctx), event)
 		if err == nil {
 			return true
 		}
+		delay := backoff.Next()
 		log.Error("enqueue failed; retrying", zap.Error(err), zap.Duration("retry_in", delay))
 		if !sleep(ctx, delay) {
 			log.Error("shutting down with an event not enqueued", zap.ByteString("event", event))
 			return false
 		}
-		delay = min(2*delay, retryMax)
 	}
 }
 

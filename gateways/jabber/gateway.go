@@ -34,6 +34,7 @@ import (
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/gateways"
 	fjtext "github.com/flapjackgo/flapjack/internal/text"
+	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -250,12 +251,10 @@ func proxyFor(addr string, getenv func(string) string) string {
 	return proxy
 }
 
+// backoff is the wait before reconnecting after failures consecutive failures (at least 1).
 func (g *Gateway) backoff(failures int) time.Duration {
-	d := g.cfg.ReconnectMin << min(failures-1, 20)
-	if d <= 0 || d > g.cfg.ReconnectMax {
-		d = g.cfg.ReconnectMax
-	}
-	return d
+	reconnect := queue.Backoff{First: g.cfg.ReconnectMin, Max: g.cfg.ReconnectMax}
+	return reconnect.Delay(failures - 1)
 }
 
 func sleep(ctx context.Context, d time.Duration) {
