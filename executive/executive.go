@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
@@ -372,12 +373,12 @@ func (x *Executive) rejectRecord(raw string, err error, now time.Time) model.Rec
 	} else {
 		reasons = []string{err.Error()}
 	}
-	x.log.Warn("event rejected", zap.Strings("reasons", reasons), zap.String("event", truncate(raw, 512)))
+	x.log.Warn("event rejected", zap.Strings("reasons", reasons), zap.String("event", text.Truncate(raw, 512)))
 	rec := model.Record{Item: raw, Counter: "invalid"}
 	ttl := seconds(x.cfg.RejectedMaxAge)
 	list := x.keys.EventsRejected(now)
 	reasonList := x.keys.EventsRejectedReasons(now)
-	why, _ := json.Marshal(map[string]any{"time": now.Unix(), "reasons": reasons, "event": truncate(raw, 1024)})
+	why, _ := json.Marshal(map[string]any{"time": now.Unix(), "reasons": reasons, "event": text.Truncate(raw, 1024)})
 	rec.Ops.LPush(list, raw)
 	rec.Ops.Expire(list, ttl)
 	rec.Ops.LPush(reasonList, why)
@@ -447,11 +448,4 @@ func (x *Executive) observe(ev *schema.Event, d *decision) {
 		x.log.Info("event ignored: older than the check's latest event", zap.String("check", ev.ID()),
 			zap.Int64("time", ev.Time))
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

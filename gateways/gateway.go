@@ -221,10 +221,8 @@ func (g *Gateway) deliver(ctx context.Context, raw string) error {
 }
 
 func (g *Gateway) backoff(attempt int, de *DeliveryError) time.Duration {
-	d := g.o.FirstBackoff << min(attempt-1, 20)
-	if d > g.o.MaxBackoff || d <= 0 {
-		d = g.o.MaxBackoff
-	}
+	retry := queue.Backoff{First: g.o.FirstBackoff, Max: g.o.MaxBackoff}
+	d := retry.Delay(attempt - 1)
 	if de != nil && de.RetryAfter > d {
 		d = de.RetryAfter
 	}

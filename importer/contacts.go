@@ -6,6 +6,8 @@ import (
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -232,7 +234,7 @@ func parseMedia(c *check, raw json.RawMessage) []medium {
 		return nil
 	}
 	var out []medium
-	for _, name := range sortedKeys(obj) {
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		field := "media." + name
 		value := obj[name]
 		if !c.medium(name, field) || isNull(value) {

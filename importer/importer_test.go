@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -369,7 +370,7 @@ func TestChangedContactReplacesItsData(t *testing.T) {
 		`contact "ada": rule "ada-office-hours" lists "jabber" in critical_media, but the contact has no jabber address`,
 	})
 
-	want := maps(exampleLayout)
+	want := maps.Clone(exampleLayout)
 	want["contact:ada"] = "hash{first_name=Ada, last_name=Lovelace}"
 	want["contact_media:ada"] = "hash{email=ada@example.com, pagerduty=e93facc04764012d7bfb002500d5d1a6}"
 	delete(want, "contact_media_intervals:ada")
@@ -397,14 +398,6 @@ func TestChangedContactReplacesItsData(t *testing.T) {
 	// Importing the original again restores the original layout exactly.
 	e.mustImport(Contacts, example(t, "contacts.json"))
 	diffDump(t, e.db.Dump(t), exampleLayout)
-}
-
-func maps(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 func TestBrokenExample(t *testing.T) {

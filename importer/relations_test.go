@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestChangedEntities(t *testing.T) {
 	sameStrings(t, "notes", rep.Notes, []string{
 		`entity "10002": renamed from "db-02.example.com" to "db-02b.example.com" (check state and history stay under the old name)`,
 	})
-	want := maps(exampleLayout)
+	want := maps.Clone(exampleLayout)
 	want["all_entity_ids_by_name"] = "hash{db-01.example.com=10001, db-02b.example.com=10002, staging-web-01.example.com=10004, web-01.example.com=10003}"
 	want["all_entity_names_by_id"] = "hash{10001=db-01.example.com, 10002=db-02b.example.com, 10003=web-01.example.com, 10004=staging-web-01.example.com}"
 	want["entity:10002"] = "hash{name=db-02b.example.com}"

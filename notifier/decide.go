@@ -2,6 +2,8 @@ package notifier
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -65,7 +67,7 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 // recovery is sent to; we reset all, so the first problem after a recovery always goes out).
 func (nt *Notifier) resetIntervals(ops *model.Ops, c *model.Contact, n *schema.Notification, touched map[string]bool) {
 	state := nt.keys.ContactAlertState(c.ID)
-	for _, m := range sortedKeys(c.Media) {
+	for _, m := range slices.Sorted(maps.Keys(c.Media)) {
 		for _, s := range []string{schema.StateWarning, schema.StateCritical, schema.StateUnknown} {
 			field := schema.DropField(m, n.EventID, s)
 			if _, ok := c.SuppressedUntil[field]; !ok {
@@ -134,7 +136,7 @@ func (nt *Notifier) forgetExpired(ops *model.Ops, contacts []model.Contact, now 
 	for i := range contacts {
 		c := &contacts[i]
 		var expired []any
-		for _, field := range sortedKeys(c.SuppressedUntil) {
+		for _, field := range slices.Sorted(maps.Keys(c.SuppressedUntil)) {
 			if c.SuppressedUntil[field] > now.Unix() || touched[c.ID][field] {
 				continue
 			}

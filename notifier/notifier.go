@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/notifier/timerestriction"
 	"github.com/flapjackgo/flapjack/queue"
@@ -248,7 +249,7 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 	}
 	n, err := schema.ParseNotification([]byte(raw))
 	if err != nil {
-		nt.log.Error("notification rejected", zap.Error(err), zap.String("notification", truncate(raw, 300)))
+		nt.log.Error("notification rejected", zap.Error(err), zap.String("notification", text.Truncate(raw, 300)))
 		rec, _ := json.Marshal(map[string]any{"error": err.Error(), "notification": raw, "failed_at": now.Unix()})
 		p.record.Ops.RPush(nt.keys.FailedQueue(nt.cfg.Queue), rec)
 		p.verdict = "invalid"
@@ -442,13 +443,6 @@ func alertID(raw, contact, medium string, now time.Time) string {
 	h.Write([]byte(medium))
 	return hex.EncodeToString(h.Sum(nil)[:6]) + "-" + strconv.FormatInt(now.Unix(), 10) + "." +
 		fmt.Sprintf("%06d", now.Nanosecond()/1000)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // zoneCache loads timezones once.

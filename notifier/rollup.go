@@ -2,6 +2,8 @@ package notifier
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -54,7 +56,7 @@ func (nt *Notifier) readRollup(conn redis.Conn, n *schema.Notification, cands []
 		}
 	}
 	distinct[n.EventID] = true
-	ids := sortedKeys(distinct)
+	ids := slices.Sorted(maps.Keys(distinct))
 	reqs := make([]model.FactsRequest, 0, len(ids))
 	var valid []string
 	for _, id := range ids {

@@ -2,8 +2,9 @@ package notifier
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,7 +48,7 @@ func (r *router) route(c *model.Contact, n *schema.Notification, entity string, 
 		out.problems = append(out.problems, err.Error())
 	}
 	if len(c.Rules) == 0 && len(c.RuleErrors) == 0 {
-		out.media = sortedKeys(c.Media)
+		out.media = slices.Sorted(maps.Keys(c.Media))
 		return out
 	}
 	var specific, general []*model.Rule
@@ -91,7 +92,7 @@ func (r *router) route(c *model.Contact, n *schema.Notification, entity string, 
 	if out.blackholed {
 		return out
 	}
-	out.media = sortedKeys(media)
+	out.media = slices.Sorted(maps.Keys(media))
 	return out
 }
 
@@ -203,13 +204,4 @@ func anyMatch(re *regexp.Regexp, list []string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -118,16 +118,54 @@ func (l *Loop) shutdown() {
 	l.Log.Info("stage stopped")
 }
 
-// Backoff yields capped exponential delays: 100ms, 200ms, 400ms, 800ms, then 1s. The cap is low
-// because a stage waiting for Redis to come back (a restart, a Sentinel failover) adds up to one
-// delay to the alerting gap, while a retry costs Redis next to nothing.
-type Backoff struct{ attempt int }
+// Defaults of Backoff: a stage's delays while Redis fails are 100ms, 200ms, 400ms, 800ms, then
+// 1s. The cap is low because a stage waiting for Redis to come back (a restart, a Sentinel
+// failover) adds up to one delay to the alerting gap, while a retry costs Redis next to nothing.
+const (
+	DefaultBackoffFirst = 100 * time.Millisecond
+	DefaultBackoffMax   = time.Second
+)
+
+// maxDoublings bounds the doubling whatever First and Max are: past it, delays stay at First
+// doubled maxDoublings times (about 12 days from 1s) even if Max is larger.
+const maxDoublings = 20
+
+// Backoff yields capped doubling delays: First, twice First, four times First …, never more than
+// Max. A zero First or Max means DefaultBackoffFirst or DefaultBackoffMax. It is the one backoff
+// of the project: the stages, the gateways' delivery retries, the Jabber reconnect and the Nagios
+// receiver's enqueue retries each set their own bounds.
+type Backoff struct {
+	First time.Duration
+	Max   time.Duration
+
+	attempt int
+}
 
 // Next returns the next delay.
 func (b *Backoff) Next() time.Duration {
-	d := 100 * time.Millisecond << min(b.attempt, 4)
+	d := b.Delay(b.attempt)
 	b.attempt++
-	return min(d, time.Second)
+	return d
+}
+
+// Delay is the delay that follows n earlier ones (Delay(0) is First), for a caller that counts
+// its attempts itself; it does not advance Next.
+func (b *Backoff) Delay(n int) time.Duration {
+	first, limit := b.First, b.Max
+	if first <= 0 {
+		first = DefaultBackoffFirst
+	}
+	if limit <= 0 {
+		limit = DefaultBackoffMax
+	}
+	d := first
+	for range min(n, maxDoublings) {
+		if d > limit/2 {
+			return limit // doubling would pass the cap (or overflow)
+		}
+		d *= 2
+	}
+	return min(d, limit)
 }
 
 // Reset starts over after a success.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -101,7 +102,7 @@ func assertRejections(t *testing.T, got, want []Rejection) {
 	for i := range min(len(got), len(want)) {
 		if !reflect.DeepEqual(got[i], want[i]) {
 			g, w := got[i], want[i]
-			g.Input, w.Input = truncate(g.Input, 100), truncate(w.Input, 100)
+			g.Input, w.Input = text.Truncate(g.Input, 100), text.Truncate(w.Input, 100)
 			t.Errorf("rejection %d (inputs cut to 100 bytes):\n got %+v\nwant %+v", i, g, w)
 		}
 	}

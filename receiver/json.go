@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/schema"
 	"go.uber.org/zap"
 )
@@ -290,7 +291,7 @@ func (s *jsonScanner) value(b byte, ln int) (jsonRecord, error) {
 			add(c)
 		}
 		if rec.size > s.limit || !json.Valid(rec.raw) {
-			return rec, s.syntaxErr(ln, "invalid JSON value %q", truncate(string(rec.raw), 40))
+			return rec, s.syntaxErr(ln, "invalid JSON value %q", text.Truncate(string(rec.raw), 40))
 		}
 		return rec, nil
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/flapjackgo/flapjack/internal/text"
+	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 	"go.uber.org/zap"
 )
@@ -77,12 +79,12 @@ func ParseNagiosLine(line string) (schema.Event, error) {
 	case hostMarker:
 		service = HostCheck
 	default:
-		reasons = append(reasons, fmt.Sprintf("first field %q is neither %s nor %s", truncate(marker, 40), serviceMarker, hostMarker))
+		reasons = append(reasons, fmt.Sprintf("first field %q is neither %s nor %s", text.Truncate(marker, 40), serviceMarker, hostMarker))
 	}
 	if timestamp == "" || strings.Trim(timestamp, "0123456789") != "" {
-		reasons = append(reasons, fmt.Sprintf("timestamp %q is not a string of digits", truncate(timestamp, 40)))
+		reasons = append(reasons, fmt.Sprintf("timestamp %q is not a string of digits", text.Truncate(timestamp, 40)))
 	} else if _, err := strconv.ParseInt(timestamp, 10, 64); err != nil {
-		reasons = append(reasons, fmt.Sprintf("timestamp %q is out of range", truncate(timestamp, 40)))
+		reasons = append(reasons, fmt.Sprintf("timestamp %q is out of range", text.Truncate(timestamp, 40)))
 	}
 	if len(reasons) > 0 {
 		return schema.Event{}, &schema.RejectError{Reasons: reasons}
@@ -262,7 +264,7 @@ func (r *nagiosReader) read(ctx context.Context, src io.Reader) error {
 			// A read interrupted mid-line (cancellation or a read error): the rest of the line
 			// is gone, so the part we have is logged rather than parsed as if it were whole.
 			r.log.Warn("input ended in the middle of a line; discarding it",
-				zap.Int("line", r.line+1), zap.String("input", truncate(string(line), logInputBytes)))
+				zap.Int("line", r.line+1), zap.String("input", text.Truncate(string(line), logInputBytes)))
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -338,18 +340,18 @@ const (
 // (false; the event is then logged at error level, so it is not lost silently). The enqueue
 // itself runs without ctx's cancellation so that an event in flight at shutdown is finished.
 func enqueueWithRetry(ctx context.Context, enq Enqueuer, event []byte, log *zap.Logger) bool {
-	delay := retryFirst
+	backoff := queue.Backoff{First: retryFirst, Max: retryMax}
 	for {
 		err := enq.Enqueue(context.WithoutCancel(ctx), event)
 		if err == nil {
 			return true
 		}
+		delay := backoff.Next()
 		log.Error("enqueue failed; retrying", zap.Error(err), zap.Duration("retry_in", delay))
 		if !sleep(ctx, delay) {
 			log.Error("shutting down with an event not enqueued", zap.ByteString("event", event))
 			return false
 		}
-		delay = min(2*delay, retryMax)
 	}
 }
 

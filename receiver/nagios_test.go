@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/schema"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -298,7 +299,7 @@ func TestReadNagiosOverlongLine(t *testing.T) {
 func summarise(rs []Rejection) []Rejection {
 	out := append([]Rejection(nil), rs...)
 	for i := range out {
-		out[i].Input = truncate(out[i].Input, 60)
+		out[i].Input = text.Truncate(out[i].Input, 60)
 	}
 	return out
 }

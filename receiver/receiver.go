@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/schema"
 	"go.uber.org/zap"
 )
@@ -60,15 +61,8 @@ func reject(log *zap.Logger, rep *Report, onReject func(Rejection), r Rejection)
 		zap.Int("line", r.Line),
 		zap.Int("record", r.Record),
 		zap.Strings("reasons", r.Reasons),
-		zap.String("input", truncate(r.Input, logInputBytes)))
+		zap.String("input", text.Truncate(r.Input, logInputBytes)))
 	if onReject != nil {
 		onReject(r)
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

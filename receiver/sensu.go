@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -91,7 +92,7 @@ func checkEvent(check map[string]json.RawMessage, ev map[string]any, fail func(s
 	case !present(check["status"]):
 		fail("check.status is required")
 	case !ok:
-		fail("check.status must be an integer, got %s", truncate(string(check["status"]), 40))
+		fail("check.status must be an integer, got %s", text.Truncate(string(check["status"]), 40))
 	case status == 0:
 		ev["state"] = schema.StateOK
 	case status == 1:
@@ -119,7 +120,7 @@ func checkEvent(check map[string]json.RawMessage, ev map[string]any, fail func(s
 		}
 		ts, ok := integer(v)
 		if !ok {
-			fail("check.%s must be an integer Unix time, got %s", name, truncate(string(v), 40))
+			fail("check.%s must be an integer Unix time, got %s", name, text.Truncate(string(v), 40))
 			break
 		}
 		if ts != 0 {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/flapjackgo/flapjack/internal/text"
 )
 
 // MaxEventBytes is the largest event payload accepted (SPEC 4.2).
@@ -95,13 +97,6 @@ type RejectError struct {
 
 func (r *RejectError) Error() string { return "invalid event: " + strings.Join(r.Reasons, "; ") }
 
-var requiredEventFields = []string{"type", "state", "entity", "check"}
-
-var optionalEventFields = map[string]bool{
-	"time": true, "summary": true, "details": true, "perfdata": true, "acknowledgement_id": true,
-	"duration": true, "tags": true, "initial_failure_delay": true, "repeat_failure_delay": true,
-}
-
 var serviceStates = map[string]bool{
 	StateOK: true, StateWarning: true, StateCritical: true, StateUnknown: true,
 }
@@ -124,7 +119,8 @@ func ParseEvent(raw []byte) (Event, error) {
 	return parseFull(raw)
 }
 
-// parseFull is the reflective parser: slower, but it finds and words every problem.
+// parseFull reads any JSON with encoding/json: slower than parseFast, but it reads every shape,
+// so every problem is found and worded.
 func parseFull(raw []byte) (Event, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -134,116 +130,207 @@ func parseFull(raw []byte) (Event, error) {
 	if err := json.Unmarshal(trimmed, &fields); err != nil {
 		return Event{}, &RejectError{Reasons: []string{"event is not valid JSON: " + err.Error()}}
 	}
-	p := eventParser{fields: fields}
-	return p.parse()
-}
-
-type eventParser struct {
-	fields  map[string]json.RawMessage
-	reasons []string
-}
-
-func (p *eventParser) fail(format string, args ...any) {
-	p.reasons = append(p.reasons, fmt.Sprintf(format, args...))
-}
-
-func (p *eventParser) parse() (Event, error) {
-	var e Event
-	for _, name := range requiredEventFields {
-		v, ok := p.fields[name]
-		if !ok || isNull(v) {
-			p.fail("%s is required", name)
-			continue
-		}
-		s, isString := jsonString(v)
-		switch {
-		case !isString:
-			p.fail("%s must be a string", name)
-		case strings.TrimSpace(s) == "":
-			p.fail("%s must not be empty", name)
-		}
-	}
-	var unknown []string
-	for name := range p.fields {
-		if !optionalEventFields[name] && !isRequired(name) {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		p.fail("unknown fields: %s", strings.Join(unknown, ", "))
-	}
-	if len(p.reasons) > 0 {
-		return e, &RejectError{Reasons: p.reasons}
-	}
-
-	e.Type = strings.ToLower(p.str("type"))
-	e.State = strings.ToLower(p.str("state"))
-	e.Entity = strings.ToLower(strings.TrimSpace(p.str("entity")))
-	e.Check = p.str("check")
-	p.checkTypeAndState(e.Type, e.State)
-
-	e.Summary = p.optionalText("summary")
-	e.Details = p.optionalText("details")
-	e.Perfdata = p.optionalText("perfdata")
-	e.Time, e.HasTime = p.optionalInt("time")
-	e.Duration, e.HasDuration = p.optionalInt("duration")
-	e.InitialFailureDelay, e.HasInitialDelay = p.optionalInt("initial_failure_delay")
-	e.RepeatFailureDelay, e.HasRepeatDelay = p.optionalInt("repeat_failure_delay")
-	e.AcknowledgementID = p.acknowledgementID()
-	e.Tags = p.tags()
-
-	if e.HasDuration && e.Duration <= 0 && e.IsAcknowledgement() {
-		p.fail("duration must be a positive number of seconds for an acknowledgement, got %d", e.Duration)
-	}
-	for _, d := range []struct {
-		name string
-		v    int64
-		has  bool
-	}{{"duration", e.Duration, e.HasDuration}, {"initial_failure_delay", e.InitialFailureDelay, e.HasInitialDelay}, {"repeat_failure_delay", e.RepeatFailureDelay, e.HasRepeatDelay}, {"time", e.Time, e.HasTime}} {
-		if d.has && d.v < 0 {
-			p.fail("%s must not be negative, got %d", d.name, d.v)
-		}
-	}
-	if strings.ContainsRune(e.Entity, ':') {
-		p.fail("entity must not contain ':' (it separates entity and check in check ids)")
-	}
-	if len(p.reasons) > 0 {
-		return Event{}, &RejectError{Reasons: p.reasons}
+	m := readMembers(fields)
+	var r reasons
+	e := m.validate(&r)
+	if r.failed() {
+		return Event{}, &RejectError{Reasons: r.list}
 	}
 	return e, nil
 }
 
-func (p *eventParser) checkTypeAndState(typ, state string) {
+// The members of an event, in the order validate reports their problems.
+const (
+	mType = iota
+	mState
+	mEntity
+	mCheck
+	mSummary
+	mDetails
+	mPerfdata
+	mTime
+	mDuration
+	mInitialDelay
+	mRepeatDelay
+	mAckID
+	mTags
+	numMembers
+)
+
+var memberNames = [numMembers]string{
+	"type", "state", "entity", "check", "summary", "details", "perfdata", "time", "duration",
+	"initial_failure_delay", "repeat_failure_delay", "acknowledgement_id", "tags",
+}
+
+var memberIndex = func() map[string]int {
+	m := make(map[string]int, numMembers)
+	for i, name := range memberNames {
+		m[name] = i
+	}
+	return m
+}()
+
+// valueKind is the kind of JSON value a member holds, as far as the event rules care.
+type valueKind uint8
+
+const (
+	kindAbsent valueKind = iota // missing, or null
+	kindString                  // value.text is the decoded string
+	kindList                    // an array, read only for tags: eventMembers.tags and badTags
+	kindOther                   // value.raw is the JSON text: a number, a boolean, an object, an array
+)
+
+type value struct {
+	kind valueKind
+	text string
+	raw  []byte
+}
+
+// eventMembers is an event object as a tokeniser read it, before any rule is applied. parseFull
+// and parseFast each fill it their own way; validate, the one home of the event rules, turns it
+// into an Event.
+type eventMembers struct {
+	v       [numMembers]value
+	tags    []string // the string elements, when tags is a list
+	badTags []int    // the indexes of its other elements
+	unknown []string // names that are not members of an event, sorted
+}
+
+// readMembers sorts what encoding/json read into eventMembers.
+func readMembers(fields map[string]json.RawMessage) eventMembers {
+	var m eventMembers
+	for name, raw := range fields {
+		i, known := memberIndex[name]
+		if !known {
+			m.unknown = append(m.unknown, name)
+			continue
+		}
+		if isNull(raw) {
+			continue
+		}
+		if s, isString := jsonString(raw); isString {
+			m.v[i] = value{kind: kindString, text: s}
+			continue
+		}
+		var elems []json.RawMessage
+		if i == mTags && json.Unmarshal(raw, &elems) == nil {
+			m.v[i].kind = kindList
+			m.tags = make([]string, 0, len(elems))
+			for j, el := range elems {
+				if s, isString := jsonString(el); isString {
+					m.tags = append(m.tags, s)
+				} else {
+					m.badTags = append(m.badTags, j)
+				}
+			}
+			continue
+		}
+		m.v[i] = value{kind: kindOther, raw: raw}
+	}
+	slices.Sort(m.unknown)
+	return m
+}
+
+// reasons collects the rules an event breaks. parseFast only needs to know whether one broke
+// (quiet), so nothing is formatted on its path.
+type reasons struct {
+	quiet  bool
+	broken int
+	list   []string
+}
+
+func (r *reasons) fail(format string, args ...any) {
+	r.broken++
+	if !r.quiet {
+		r.list = append(r.list, fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *reasons) failed() bool { return r.broken > 0 }
+
+// validate applies the event rules (reference §1.2) to the members read, reporting each broken
+// rule to r, and returns the normalised event (the zero Event when a rule broke): required
+// members are non-blank strings and nothing unknown is present (checked first, alone); type and
+// state are lower-cased and must pair; entity is trimmed and lower-cased and holds no ':';
+// summary, details and perfdata are trimmed strings; time and the delays are integers or strings
+// of digits, never negative; an acknowledgement's duration is positive.
+func (m *eventMembers) validate(r *reasons) Event {
+	for i := mType; i <= mCheck; i++ {
+		switch v := &m.v[i]; {
+		case v.kind == kindAbsent:
+			r.fail("%s is required", memberNames[i])
+		case v.kind != kindString:
+			r.fail("%s must be a string", memberNames[i])
+		case strings.TrimSpace(v.text) == "":
+			r.fail("%s must not be empty", memberNames[i])
+		}
+	}
+	if len(m.unknown) > 0 {
+		r.fail("unknown fields: %s", strings.Join(m.unknown, ", "))
+	}
+	if r.failed() {
+		return Event{}
+	}
+
+	var e Event
+	e.Type = strings.ToLower(m.v[mType].text)
+	e.State = strings.ToLower(m.v[mState].text)
+	e.Entity = strings.ToLower(strings.TrimSpace(m.v[mEntity].text))
+	e.Check = m.v[mCheck].text
+	checkTypeAndState(r, e.Type, e.State)
+
+	e.Summary = m.optionalText(mSummary, r)
+	e.Details = m.optionalText(mDetails, r)
+	e.Perfdata = m.optionalText(mPerfdata, r)
+	e.Time, e.HasTime = m.optionalInt(mTime, r)
+	e.Duration, e.HasDuration = m.optionalInt(mDuration, r)
+	e.InitialFailureDelay, e.HasInitialDelay = m.optionalInt(mInitialDelay, r)
+	e.RepeatFailureDelay, e.HasRepeatDelay = m.optionalInt(mRepeatDelay, r)
+	e.AcknowledgementID = m.acknowledgementID(r)
+	e.Tags = m.tagList(r)
+
+	if e.HasDuration && e.Duration <= 0 && e.IsAcknowledgement() {
+		r.fail("duration must be a positive number of seconds for an acknowledgement, got %d", e.Duration)
+	}
+	for _, d := range [...]struct {
+		member int
+		v      int64
+		has    bool
+	}{{mDuration, e.Duration, e.HasDuration}, {mInitialDelay, e.InitialFailureDelay, e.HasInitialDelay}, {mRepeatDelay, e.RepeatFailureDelay, e.HasRepeatDelay}, {mTime, e.Time, e.HasTime}} {
+		if d.has && d.v < 0 {
+			r.fail("%s must not be negative, got %d", memberNames[d.member], d.v)
+		}
+	}
+	if strings.ContainsRune(e.Entity, ':') {
+		r.fail("entity must not contain ':' (it separates entity and check in check ids)")
+	}
+	if r.failed() {
+		return Event{}
+	}
+	return e
+}
+
+func checkTypeAndState(r *reasons, typ, state string) {
 	switch typ {
 	case TypeService:
 		if !serviceStates[state] {
 			if actionStates[state] {
-				p.fail("state %q needs type \"action\", not \"service\"", state)
+				r.fail("state %q needs type \"action\", not \"service\"", state)
 			} else {
-				p.fail("state %q is not one of ok, warning, critical, unknown", state)
+				r.fail("state %q is not one of ok, warning, critical, unknown", state)
 			}
 		}
 	case TypeAction:
 		if !actionStates[state] {
 			if serviceStates[state] {
-				p.fail("state %q needs type \"service\", not \"action\"", state)
+				r.fail("state %q needs type \"service\", not \"action\"", state)
 			} else {
-				p.fail("state %q is not one of acknowledgement, test_notifications", state)
+				r.fail("state %q is not one of acknowledgement, test_notifications", state)
 			}
 		}
 	default:
-		p.fail("type %q is not one of service, action", typ)
+		r.fail("type %q is not one of service, action", typ)
 	}
-}
-
-func isRequired(name string) bool {
-	for _, r := range requiredEventFields {
-		if r == name {
-			return true
-		}
-	}
-	return false
 }
 
 func isNull(v json.RawMessage) bool { return string(v) == "null" }
@@ -259,92 +346,70 @@ func jsonString(v json.RawMessage) (string, bool) {
 	return s, true
 }
 
-func (p *eventParser) str(name string) string {
-	s, _ := jsonString(p.fields[name])
-	return s
-}
-
-func (p *eventParser) optionalText(name string) string {
-	v, ok := p.fields[name]
-	if !ok || isNull(v) {
+func (m *eventMembers) optionalText(i int, r *reasons) string {
+	switch v := &m.v[i]; v.kind {
+	case kindAbsent:
 		return ""
+	case kindString:
+		return strings.TrimSpace(v.text)
 	}
-	s, isString := jsonString(v)
-	if !isString {
-		p.fail("%s must be a string", name)
-		return ""
-	}
-	return strings.TrimSpace(s)
+	r.fail("%s must be a string", memberNames[i])
+	return ""
 }
 
 // optionalInt accepts a JSON integer or a string of digits (reference §1.2).
-func (p *eventParser) optionalInt(name string) (int64, bool) {
-	v, ok := p.fields[name]
-	if !ok || isNull(v) {
+func (m *eventMembers) optionalInt(i int, r *reasons) (int64, bool) {
+	v := &m.v[i]
+	switch v.kind {
+	case kindAbsent:
 		return 0, false
-	}
-	if s, isString := jsonString(v); isString {
-		if s == "" || strings.TrimLeft(s, "0123456789") != "" {
-			p.fail("%s must be an integer or a string of digits, got %q", name, s)
+	case kindString:
+		if v.text == "" || strings.TrimLeft(v.text, "0123456789") != "" {
+			r.fail("%s must be an integer or a string of digits, got %q", memberNames[i], v.text)
 			return 0, false
 		}
-		n, err := strconv.ParseInt(s, 10, 64)
+		n, err := strconv.ParseInt(v.text, 10, 64)
 		if err != nil {
-			p.fail("%s is out of range: %q", name, s)
+			r.fail("%s is out of range: %q", memberNames[i], v.text)
 			return 0, false
 		}
 		return n, true
 	}
-	n, err := strconv.ParseInt(string(v), 10, 64)
+	n, err := strconv.ParseInt(string(v.raw), 10, 64)
 	if err != nil {
-		p.fail("%s must be an integer, got %s", name, truncate(string(v), 40))
+		r.fail("%s must be an integer, got %s", memberNames[i], text.Truncate(string(v.raw), 40))
 		return 0, false
 	}
 	return n, true
 }
 
-func (p *eventParser) acknowledgementID() string {
-	v, ok := p.fields["acknowledgement_id"]
-	if !ok || isNull(v) {
+func (m *eventMembers) acknowledgementID(r *reasons) string {
+	switch v := &m.v[mAckID]; v.kind {
+	case kindAbsent:
 		return ""
+	case kindString:
+		return v.text
+	case kindOther:
+		if _, err := strconv.ParseInt(string(v.raw), 10, 64); err == nil {
+			return string(v.raw)
+		}
 	}
-	if s, isString := jsonString(v); isString {
-		return s
-	}
-	if _, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-		return string(v)
-	}
-	p.fail("acknowledgement_id must be a string or an integer")
+	r.fail("acknowledgement_id must be a string or an integer")
 	return ""
 }
 
-func (p *eventParser) tags() []string {
-	v, ok := p.fields["tags"]
-	if !ok || isNull(v) {
+func (m *eventMembers) tagList(r *reasons) []string {
+	switch m.v[mTags].kind {
+	case kindAbsent:
 		return nil
-	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(v, &raw); err != nil {
-		p.fail("tags must be an array of strings")
-		return nil
-	}
-	tags := make([]string, 0, len(raw))
-	for i, t := range raw {
-		s, isString := jsonString(t)
-		if !isString {
-			p.fail("tags[%d] must be a string", i)
-			continue
+	case kindList:
+		for _, i := range m.badTags {
+			r.fail("tags[%d] must be a string", i)
 		}
-		tags = append(tags, s)
+		return m.tags
 	}
-	return tags
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
+	r.fail("tags must be an array of strings")
+	return nil
 }
 
 // MarshalJSON encodes the event in Flapjack's event format (absent optional fields omitted).

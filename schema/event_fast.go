@@ -1,135 +1,63 @@
 package schema
 
 import (
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
-// parseFast reads the common shape of a valid event — a flat object of known keys whose values
-// are plain strings, integers, null or arrays of strings — without reflection, in one pass. It
-// answers ok only for an event that is entirely valid; anything unusual (escapes other than the
-// simple ones, floats, duplicate keys, nested values, any validation problem) returns !ok and
-// ParseEvent falls back to the full parser, which reports every reason. FuzzParseEvent checks
-// both paths agree.
+// parseFast reads the common shape of an event — a flat object of known, distinct members whose
+// values are plain strings, integers, null, or for tags an array of strings — in one pass without
+// reflection, then applies the same rules as parseFull (eventMembers.validate). It answers ok
+// only for a valid event; anything it does not read (escapes other than the simple ones, floats,
+// nested values, unknown or repeated members) or any broken rule returns !ok, and ParseEvent
+// falls back to parseFull, which words every reason. FuzzParseEvent checks both paths agree.
 func parseFast(raw []byte) (Event, bool) {
+	var m eventMembers
+	if !m.scan(raw) {
+		return Event{}, false
+	}
+	r := reasons{quiet: true}
+	e := m.validate(&r)
+	return e, !r.failed()
+}
+
+// scan tokenises raw into m, or returns false for a shape it does not read.
+func (m *eventMembers) scan(raw []byte) bool {
 	s := fastScanner{b: raw}
-	var e Event
 	s.space()
 	if !s.byte('{') {
-		return e, false
+		return false
 	}
 	var seen uint16
-	var typ, state, entity string
-	first := true
-	for {
+	for first := true; ; first = false {
 		s.space()
 		if s.byte('}') {
 			break
 		}
 		if !first && !s.byte(',') {
-			return e, false
+			return false
 		}
-		first = false
 		s.space()
-		key, ok := s.str()
+		name, ok := s.name()
 		if !ok {
-			return e, false
+			return false
 		}
 		s.space()
 		if !s.byte(':') {
-			return e, false
+			return false
 		}
 		s.space()
-		bit, known := fastFields[key]
-		if !known || seen&bit != 0 {
-			return e, false
+		i, known := memberIndex[string(name)]
+		if !known || seen&(1<<i) != 0 {
+			return false
 		}
-		seen |= bit
-		if s.null() {
-			if bit&requiredBits != 0 {
-				return e, false
-			}
-			continue
-		}
-		switch key {
-		case "type", "state", "entity", "check", "summary", "details", "perfdata", "acknowledgement_id":
-			v, ok := s.str()
-			if !ok {
-				return e, false
-			}
-			switch key {
-			case "type":
-				typ = v
-			case "state":
-				state = v
-			case "entity":
-				entity = v
-			case "check":
-				e.Check = v
-			case "summary":
-				e.Summary = strings.TrimSpace(v)
-			case "details":
-				e.Details = strings.TrimSpace(v)
-			case "perfdata":
-				e.Perfdata = strings.TrimSpace(v)
-			case "acknowledgement_id":
-				e.AcknowledgementID = v
-			}
-		case "time", "duration", "initial_failure_delay", "repeat_failure_delay":
-			n, ok := s.int()
-			if !ok || n < 0 {
-				return e, false
-			}
-			switch key {
-			case "time":
-				e.Time, e.HasTime = n, true
-			case "duration":
-				e.Duration, e.HasDuration = n, true
-			case "initial_failure_delay":
-				e.InitialFailureDelay, e.HasInitialDelay = n, true
-			case "repeat_failure_delay":
-				e.RepeatFailureDelay, e.HasRepeatDelay = n, true
-			}
-		case "tags":
-			tags, ok := s.strings()
-			if !ok {
-				return e, false
-			}
-			e.Tags = tags
+		seen |= 1 << i
+		if !s.value(m, i) {
+			return false
 		}
 	}
 	s.space()
-	if s.i != len(s.b) || seen&requiredBits != requiredBits {
-		return e, false
-	}
-	e.Type = strings.ToLower(typ)
-	e.State = strings.ToLower(state)
-	e.Entity = strings.ToLower(strings.TrimSpace(entity))
-	switch {
-	case e.Entity == "" || strings.TrimSpace(e.Check) == "" || strings.TrimSpace(typ) == "" || strings.TrimSpace(state) == "":
-		return e, false
-	case strings.IndexByte(e.Entity, ':') >= 0:
-		return e, false
-	case e.Type == TypeService && !serviceStates[e.State]:
-		return e, false
-	case e.Type == TypeAction && !actionStates[e.State]:
-		return e, false
-	case e.Type != TypeService && e.Type != TypeAction:
-		return e, false
-	case e.IsAcknowledgement() && e.HasDuration && e.Duration <= 0:
-		return e, false
-	}
-	return e, true
-}
-
-const requiredBits = 1<<0 | 1<<1 | 1<<2 | 1<<3
-
-var fastFields = map[string]uint16{
-	"type": 1 << 0, "state": 1 << 1, "entity": 1 << 2, "check": 1 << 3,
-	"summary": 1 << 4, "details": 1 << 5, "perfdata": 1 << 6, "acknowledgement_id": 1 << 7,
-	"time": 1 << 8, "duration": 1 << 9, "initial_failure_delay": 1 << 10, "repeat_failure_delay": 1 << 11,
-	"tags": 1 << 12,
+	return s.i == len(s.b)
 }
 
 type fastScanner struct {
@@ -220,35 +148,72 @@ func (s *fastScanner) escaped(start int) (string, bool) {
 
 var simpleEscapes = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
-// int reads a JSON integer or a string of digits (reference §1.2).
-func (s *fastScanner) int() (int64, bool) {
-	if s.i < len(s.b) && s.b[s.i] == '"' {
-		v, ok := s.str()
-		if !ok || v == "" || strings.TrimLeft(v, "0123456789") != "" {
-			return 0, false
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		return n, err == nil
+// value reads member i's value into m.
+func (s *fastScanner) value(m *eventMembers, i int) bool {
+	if s.i == len(s.b) {
+		return false
+	}
+	v := &m.v[i]
+	switch c := s.b[s.i]; {
+	case c == 'n':
+		return s.null() // leaves v absent
+	case c == '"':
+		text, ok := s.str()
+		v.kind, v.text = kindString, text
+		return ok
+	case c == '[' && i == mTags:
+		tags, ok := s.strings()
+		v.kind, m.tags = kindList, tags
+		return ok
+	case c == '-' || '0' <= c && c <= '9':
+		raw, ok := s.integer()
+		v.kind, v.raw = kindOther, raw
+		return ok
+	}
+	return false
+}
+
+// name reads a member name. Names with escapes are left to parseFull: no member's name needs one.
+func (s *fastScanner) name() ([]byte, bool) {
+	if !s.byte('"') {
+		return nil, false
 	}
 	start := s.i
-	if s.i < len(s.b) && s.b[s.i] == '-' {
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return s.b[start : s.i-1], true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
 		s.i++
 	}
+	return nil, false
+}
+
+// integer reads a JSON number that is an integer, as its text; fractions and exponents are left
+// to parseFull.
+func (s *fastScanner) integer() ([]byte, bool) {
+	start := s.i
+	s.byte('-')
 	digits := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
 		s.i++
 	}
-	if s.i-digits > 1 && s.b[digits] == '0' {
-		return 0, false // JSON forbids leading zeros
+	switch {
+	case s.i == digits:
+		return nil, false
+	case s.i-digits > 1 && s.b[digits] == '0':
+		return nil, false // JSON forbids leading zeros
 	}
 	if s.i < len(s.b) {
 		switch s.b[s.i] {
 		case '.', 'e', 'E':
-			return 0, false
+			return nil, false
 		}
 	}
-	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
-	return n, err == nil
+	return s.b[start:s.i], true
 }
 
 func (s *fastScanner) strings() ([]string, bool) {

@@ -11,6 +11,8 @@ import (
 
 	xmpp "github.com/xmppo/go-xmpp"
 	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/queue"
 )
 
 // stableSession is how long a session must last for the next reconnect to be immediate again;
@@ -87,12 +89,10 @@ func proxyFor(addr string, getenv func(string) string) string {
 	return proxy
 }
 
+// backoff is the wait before reconnecting after failures consecutive failures (at least 1).
 func (c *Client) backoff(failures int) time.Duration {
-	d := c.cfg.ReconnectMin << min(failures-1, 20)
-	if d <= 0 || d > c.cfg.ReconnectMax {
-		d = c.cfg.ReconnectMax
-	}
-	return d
+	reconnect := queue.Backoff{First: c.cfg.ReconnectMin, Max: c.cfg.ReconnectMax}
+	return reconnect.Delay(failures - 1)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

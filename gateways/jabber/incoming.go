@@ -7,6 +7,8 @@ import (
 
 	xmpp "github.com/xmppo/go-xmpp"
 	"go.uber.org/zap"
+
+	fjtext "github.com/flapjackgo/flapjack/internal/text"
 )
 
 // handle treats one received stanza (on the serve goroutine).
@@ -58,7 +60,7 @@ func (s *session) isOccupant(bare string) bool {
 
 func (c *Client) handleMessage(ctx context.Context, s *session, m xmpp.Chat) {
 	if m.Type == "error" {
-		c.log.Warn("the XMPP server bounced a message", zap.String("from", m.Remote), zap.String("text", truncate(m.Text, 200)))
+		c.log.Warn("the XMPP server bounced a message", zap.String("from", m.Remote), zap.String("text", fjtext.Truncate(m.Text, 200)))
 		return
 	}
 	if strings.TrimSpace(m.Text) == "" || m.Type == "headline" {
@@ -90,7 +92,7 @@ func (c *Client) handleMessage(ctx context.Context, s *session, m xmpp.Chat) {
 	default:
 		if !c.allowed[bare] && !s.isOccupant(bare) {
 			c.log.Warn("ignoring a command from a JID that is neither in gateways.jabber.allowed_jids nor in a room",
-				zap.String("from", from), zap.String("text", truncate(m.Text, 200)))
+				zap.String("from", from), zap.String("text", fjtext.Truncate(m.Text, 200)))
 			return
 		}
 		text, replyTo, replyType, who = chatCommand(m.Text, c.ids), bare, "chat", bare
@@ -101,20 +103,13 @@ func (c *Client) handleMessage(ctx context.Context, s *session, m xmpp.Chat) {
 	if !m.Stamp.IsZero() {
 		// Stored while the bot was offline (prosody's mod_offline): too old to act on blindly.
 		c.log.Warn("ignoring a command sent while the gateway was offline", zap.String("from", from),
-			zap.Time("sent", m.Stamp), zap.String("text", truncate(text, 200)))
+			zap.Time("sent", m.Stamp), zap.String("text", fjtext.Truncate(text, 200)))
 		s.reply(c.log, replyTo, replyType, fmt.Sprintf("I was offline when you sent '%s' (at %s), so I did nothing; send it again if it still applies.",
-			truncate(text, 200), m.Stamp.UTC().Format("2006-01-02 15:04:05 MST")))
+			fjtext.Truncate(text, 200), m.Stamp.UTC().Format("2006-01-02 15:04:05 MST")))
 		return
 	}
 	cmd := ParseCommand(text)
 	c.log.Info("command", zap.String("from", from), zap.String("command", commandName(cmd)))
 	reply := c.bot.execute(ctx, cmd, who)
 	s.reply(c.log, replyTo, replyType, reply)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flapjackgo/flapjack/internal/text"
 )
 
 // Retry-After bounds: a 429 without a usable Retry-After waits DefaultRetryAfter; a longer
@@ -122,7 +124,7 @@ func errorMessage(body []byte, secrets ...string) string {
 			msg = "no explanation in the response"
 		}
 	}
-	msg = truncateRunes(msg, 500)
+	msg = text.TruncateRunes(msg, 500)
 	return scrub(msg, secrets...)
 }
 

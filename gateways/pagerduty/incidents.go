@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/model"
 )
 
@@ -206,5 +207,5 @@ func cleanName(s string) string {
 		}
 		return r
 	}, s)
-	return truncateRunes(strings.Join(strings.Fields(s), " "), 100)
+	return text.TruncateRunes(strings.Join(strings.Fields(s), " "), 100)
 }

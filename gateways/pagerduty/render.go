@@ -1,9 +1,8 @@
 package pagerduty
 
 import (
-	"unicode/utf8"
-
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -16,22 +15,7 @@ const MaxSummaryLength = 1024
 // fields are ignored: PagerDuty alerts are never rolled up.
 func Summary(a schema.Alert) string {
 	a.Rollup, a.RollupAlerts, a.RollupThreshold = nil, nil, nil
-	return truncateRunes(gateways.AlertText(a, ""), MaxSummaryLength)
-}
-
-// truncateRunes cuts s to at most n characters, ending with "..." when cut.
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, count := 0, 0
-	for i = range s {
-		if count == n-3 {
-			break
-		}
-		count++
-	}
-	return s[:i] + "..."
+	return text.TruncateRunes(gateways.AlertText(a, ""), MaxSummaryLength)
 }
 
 // Severities of the Events API v2.

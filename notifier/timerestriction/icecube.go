@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,12 +125,7 @@ func applyValidations(spec *ruleSpec, raw json.RawMessage) error {
 	var nth []nthWeekday
 	var hasNth bool
 	// Sorted keys make the first error reported the same every time.
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
+	for _, key := range slices.Sorted(maps.Keys(vals)) {
 		v := vals[key]
 		if isNull(v) {
 			continue
@@ -324,13 +320,8 @@ func nthWeekdays(raw json.RawMessage) ([]nthWeekday, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("want an object of weekday to occurrence numbers: %s", abbreviate(raw))
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var out []nthWeekday
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		wd, err := weekdayValue(json.RawMessage(strconv.Quote(k)))
 		if err != nil {
 			return nil, err

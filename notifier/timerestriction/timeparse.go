@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/flapjackgo/flapjack/internal/text"
 )
 
 // stamp is a parsed time: the instant, and its wall-clock time in the contact's location.
@@ -168,10 +170,5 @@ func isNull(raw json.RawMessage) bool {
 
 // abbreviate keeps error messages (which end up in logs) short when the input is large.
 func abbreviate(raw []byte) string {
-	const max = 60
-	s := strings.TrimSpace(string(raw))
-	if len(s) > max {
-		return s[:max] + "..."
-	}
-	return s
+	return text.Truncate(strings.TrimSpace(string(raw)), 60)
 }
