@@ -1,11 +1,14 @@
 // Package status owns the answer to "is it healthy?": the live instances of every stage with
 // their heartbeat age, the depth of every queue, processing list and dead-letter list, events
 // per minute, and how many checks are failing and acknowledged. `flapjack status` prints it and
-// the Prometheus collector exports it at scrape time.
+// the Prometheus collector exports it at scrape time. It also answers "what is failing?": the
+// check listings of the on-call views (ReadChecks, WriteChecks), the most recent failing checks
+// also riding in the snapshot.
 package status
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +53,16 @@ type Snapshot struct {
 	Acknowledged    int64      `json:"acknowledged_checks"`
 	InMaintenance   int64      `json:"failing_checks_in_scheduled_maintenance"`
 	FailingCounted  bool       `json:"failing_detail_complete"`
+	// FailingList is the most recently changed failing checks, at most Options.FailingLimit of
+	// them, and FailingTotal how many checks fail (read with the list, so "and N more" is
+	// FailingTotal - len(FailingList)).
+	FailingList  []CheckRow `json:"failing"`
+	FailingTotal int64      `json:"failing_total"`
+}
+
+// WriteFailing prints the failing checks under the health summary (see WriteChecks).
+func (s Snapshot) WriteFailing(w io.Writer) error {
+	return WriteChecks(w, CheckList{Checks: s.FailingList, Total: s.FailingTotal, FailingOnly: true}, time.Unix(s.Time, 0))
 }
 
 // Options say which queues exist.
@@ -59,6 +72,9 @@ type Options struct {
 	// MaxFailingDetail bounds how many failing checks are inspected for acknowledgement and
 	// maintenance (reading facts costs a few commands per check).
 	MaxFailingDetail int
+	// FailingLimit bounds Snapshot.FailingList: 0 means DefaultLimit, a negative value reads no
+	// list (the Prometheus collector does not need it).
+	FailingLimit int
 }
 
 // Read takes a snapshot at now.
@@ -75,6 +91,13 @@ func Read(conn redis.Conn, keys schema.Keys, o Options, now time.Time) (Snapshot
 	}
 	if err := readFailing(conn, keys, o, now, &s); err != nil {
 		return s, err
+	}
+	if o.FailingLimit >= 0 {
+		list, err := ReadChecks(conn, keys, CheckQuery{FailingOnly: true, Limit: o.FailingLimit}, now)
+		if err != nil {
+			return s, err
+		}
+		s.FailingList, s.FailingTotal = list.Checks, list.Total
 	}
 	return s, nil
 }

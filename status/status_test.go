@@ -1,7 +1,9 @@
 package status
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +78,41 @@ func TestSnapshot(t *testing.T) {
 	}
 	if n, err := testutil.GatherAndCount(reg, "flapjack_queue_depth"); err != nil || n == 0 {
 		t.Fatalf("queue depth series: %d %v", n, err)
+	}
+}
+
+// TestSnapshotFailingList: the snapshot carries the most recent failing checks.
+func TestSnapshotFailingList(t *testing.T) {
+	t.Parallel()
+	o := seedOnCall(t)
+	conn := o.db.Conn(t)
+	defer conn.Close()
+	s, err := Read(conn, o.keys, Options{StaleAfter: 24 * time.Hour, FailingLimit: 2}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.FailingList) != 2 || s.FailingTotal != 4 || row(s.FailingList[0]) != "db-01.example.com:Disk critical -300" {
+		t.Fatalf("failing list %+v, total %d", s.FailingList, s.FailingTotal)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]json.RawMessage
+	json.Unmarshal(b, &fields)
+	if !strings.HasPrefix(string(fields["failing"]), `[{"entity":"db-01.example.com","check":"Disk","state":"critical","since":`) || string(fields["failing_total"]) != "4" {
+		t.Errorf("JSON failing %s, failing_total %s", fields["failing"], fields["failing_total"])
+	}
+	var text bytes.Buffer
+	if err := s.WriteFailing(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "critical for 5m") || !strings.HasSuffix(text.String(), "and 2 more\n") {
+		t.Errorf("text:\n%s", text.String())
+	}
+
+	none, err := Read(conn, o.keys, Options{FailingLimit: -1}, t0)
+	if err != nil || none.FailingList != nil || none.FailingTotal != 0 {
+		t.Errorf("FailingLimit -1 still read a list: %v %v", none.FailingList, err)
 	}
 }
