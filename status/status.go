@@ -7,6 +7,7 @@
 package status
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -20,8 +21,11 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
+// executiveStage is the stage whose instances keep live event counters (reference §2.1).
+const executiveStage = "executive"
+
 // Stages whose instances are listed.
-var Stages = []string{"executive", "notifier", "jabber_gateway", "pagerduty_gateway", "log_gateway"}
+var Stages = []string{executiveStage, "notifier", "jabber_gateway", "pagerduty_gateway", "log_gateway"}
 
 // Instance is one running (or dead) stage instance.
 type Instance struct {
@@ -32,8 +36,26 @@ type Instance struct {
 	Heartbeat    int64  `json:"heartbeat"`
 	HeartbeatAge int64  `json:"heartbeat_age_seconds"`
 	Processed    int64  `json:"processed"`
-	Processing   int64  `json:"processing"`
-	Stale        bool   `json:"stale"`
+	// ProcessedAsOf is when Processed was counted (unix seconds; 0 = unknown) and ProcessedAge
+	// how long before the snapshot that was. An executive's count is read from its
+	// event_counters:HOST:PID hash, which the batch write itself increments, so it is current
+	// (age 0); other stages report their count only with each heartbeat.
+	ProcessedAsOf int64 `json:"processed_as_of"`
+	ProcessedAge  int64 `json:"processed_age_seconds"`
+	Processing    int64 `json:"processing"`
+	Stale         bool  `json:"stale"`
+}
+
+// ProcessedText is the PROCESSED cell of `flapjack status`: the count, followed by how old it
+// is when it comes from a heartbeat ("1234 as of 4s ago"), or "-" when unknown.
+func (in Instance) ProcessedText() string {
+	switch {
+	case in.ProcessedAsOf == 0:
+		return "-"
+	case in.ProcessedAge <= 0:
+		return strconv.FormatInt(in.Processed, 10)
+	}
+	return fmt.Sprintf("%d as of %s ago", in.Processed, Compact(time.Duration(in.ProcessedAge)*time.Second))
 }
 
 // Queue is one list's depth.
@@ -113,9 +135,16 @@ func readInstances(conn redis.Conn, keys schema.Keys, o Options, now time.Time, 
 			return fmt.Errorf("list %s instances: %w", stage, err)
 		}
 		sort.Strings(ids)
+		// An executive's processed count is current in its event_counters:HOST:PID hash ("all"
+		// is incremented by the script that applies each batch); the heartbeat's copy can be a
+		// beat old.
+		live := stage == executiveStage
 		for _, id := range ids {
 			conn.Send("HGETALL", keys.Instance(stage, id))
 			conn.Send("LLEN", keys.Processing(stage, id))
+			if live {
+				conn.Send("HGET", keys.InstanceEventCounters(id), "all")
+			}
 		}
 		if err := conn.Flush(); err != nil {
 			return err
@@ -131,6 +160,21 @@ func readInstances(conn redis.Conn, keys schema.Keys, o Options, now time.Time, 
 			}
 			in := Instance{Stage: stage, ID: id, Version: rec["version"], Processing: processing,
 				BootTime: atoi(rec["boot_time"]), Heartbeat: atoi(rec["heartbeat"]), Processed: atoi(rec["processed"])}
+			if _, ok := rec["processed"]; ok {
+				in.ProcessedAsOf = in.Heartbeat
+			}
+			if live {
+				counted, err := redis.String(conn.Receive())
+				if err != nil && !errors.Is(err, redis.ErrNil) {
+					return fmt.Errorf("read event counters of %s: %w", id, err)
+				}
+				if err == nil {
+					in.Processed, in.ProcessedAsOf = atoi(counted), now.Unix()
+				}
+			}
+			if in.ProcessedAsOf > 0 {
+				in.ProcessedAge = now.Unix() - in.ProcessedAsOf
+			}
 			in.HeartbeatAge = now.Unix() - in.Heartbeat
 			in.Stale = len(rec) == 0 || time.Duration(in.HeartbeatAge)*time.Second > stale
 			s.Instances = append(s.Instances, in)

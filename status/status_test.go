@@ -81,16 +81,43 @@ func TestSnapshot(t *testing.T) {
 	}
 }
 
-// TestSnapshotFailingList: the snapshot carries the most recent failing checks.
-func TestSnapshotFailingList(t *testing.T) {
+// TestSnapshotFailingListAndProcessed: the snapshot carries the most recent failing checks, and
+// an executive's processed count is current without waiting for its next heartbeat, while other
+// stages' counts say how old they are.
+func TestSnapshotFailingListAndProcessed(t *testing.T) {
 	t.Parallel()
-	o := seedOnCall(t)
+	o := seedOnCall(t) // the executive registered at t0-3h and has not beaten since
+	clk := clock.NewFake(t0.Add(-4 * time.Second))
+	notifier := &queue.Registry{Pool: o.db.Pool, Keys: o.keys, Spec: queue.Spec{Stage: "notifier", Source: o.keys.Notifications(), End: queue.Right},
+		ID: queue.Identity{Host: "n", PID: 2}, Clock: clk, Log: zap.NewNop(), Stats: func() map[string]int64 { return map[string]int64{"processed": 7} }}
+	gateway := &queue.Registry{Pool: o.db.Pool, Keys: o.keys, Spec: queue.Spec{Stage: "log_gateway", Source: o.keys.Queue("log_notifications"), End: queue.Right},
+		ID: queue.Identity{Host: "g", PID: 3}, Clock: clk, Log: zap.NewNop()}
+	for _, r := range []*queue.Registry{notifier, gateway} {
+		if err := r.Register(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := o.db.Do(t, "HGET", o.keys.Instance("executive", "exec:1"), "processed"); string(v.([]byte)) != "0" {
+		t.Fatalf("the heartbeat record already counts %s; the test needs a stale figure", v)
+	}
+
 	conn := o.db.Conn(t)
 	defer conn.Close()
 	s, err := Read(conn, o.keys, Options{StaleAfter: 24 * time.Hour, FailingLimit: 2}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	processed := map[string]string{}
+	for _, in := range s.Instances {
+		processed[in.Stage] = in.ProcessedText()
+	}
+	want := map[string]string{"executive": "10", "notifier": "7 as of 4s ago", "log_gateway": "-"}
+	for stage, w := range want {
+		if processed[stage] != w {
+			t.Errorf("%s processed %q, want %q", stage, processed[stage], w)
+		}
+	}
+
 	if len(s.FailingList) != 2 || s.FailingTotal != 4 || row(s.FailingList[0]) != "db-01.example.com:Disk critical -300" {
 		t.Fatalf("failing list %+v, total %d", s.FailingList, s.FailingTotal)
 	}
