@@ -1,5 +1,5 @@
-// Package api owns flapjack's HTTP listener: Prometheus metrics, liveness and readiness, and
-// POST /events for producers that cannot LPUSH. It binds loopback by default and refuses to
+// Package api owns flapjack's HTTP listener: Prometheus metrics, liveness and readiness,
+// POST /events for producers that cannot LPUSH, and an index of these at /. It binds loopback by default and refuses to
 // listen elsewhere without a bearer token for its write endpoints.
 package api
 
@@ -69,14 +69,29 @@ func Handler(o Options) http.Handler {
 		o.Log = zap.NewNop()
 	}
 	mux := http.NewServeMux()
-	if o.Gatherer != nil {
-		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(o.Log)}))
+	// Every route is mounted through handle, so the index at / lists exactly what is served.
+	var routes []route
+	handle := func(method, path, what string, h http.Handler) {
+		mux.Handle(method+" "+path, h)
+		routes = append(routes, route{method, path, what})
 	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	mux.HandleFunc("GET /readyz", o.readyz)
 	if o.EventsEnabled {
-		mux.Handle("POST /events", o.authorised(http.HandlerFunc(o.postEvents)))
+		what := "queue one event (a JSON object) or an array of them; none is queued unless all are valid"
+		if o.Token != "" {
+			what += " (needs Authorization: Bearer TOKEN)"
+		}
+		handle("POST", "/events", what, o.authorised(http.HandlerFunc(o.postEvents)))
 	}
+	if o.Gatherer != nil {
+		handle("GET", "/metrics", "Prometheus metrics",
+			promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(o.Log)}))
+	}
+	handle("GET", "/healthz", "liveness: \"ok\" while the process runs",
+		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }))
+	handle("GET", "/readyz", "readiness: 200 when Redis answers and the stages run, else 503 with the reasons",
+		http.HandlerFunc(o.readyz))
+	// "/{$}" is exactly "/": other unknown paths stay 404.
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { writeIndex(w, r, routes) })
 	return mux
 }
 

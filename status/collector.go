@@ -66,7 +66,9 @@ func (c *Collector) snapshot() (Snapshot, error) {
 	}
 	conn := c.Pool.Get()
 	defer conn.Close()
-	s, err := Read(conn, c.Keys, c.Options, now)
+	o := c.Options
+	o.FailingLimit = -1 // no metric shows the list
+	s, err := Read(conn, c.Keys, o, now)
 	if err != nil {
 		return s, err
 	}

@@ -1,11 +1,15 @@
 // Package status owns the answer to "is it healthy?": the live instances of every stage with
 // their heartbeat age, the depth of every queue, processing list and dead-letter list, events
 // per minute, and how many checks are failing and acknowledged. `flapjack status` prints it and
-// the Prometheus collector exports it at scrape time.
+// the Prometheus collector exports it at scrape time. It also answers "what is failing?": the
+// check listings of the on-call views (ReadChecks, WriteChecks), the most recent failing checks
+// also riding in the snapshot.
 package status
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +21,9 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
+// executiveStage is the stage whose instances keep live event counters (reference §2.1).
+const executiveStage = "executive"
+
 // Instance is one running (or dead) stage instance.
 type Instance struct {
 	Stage        string `json:"stage"`
@@ -26,8 +33,26 @@ type Instance struct {
 	Heartbeat    int64  `json:"heartbeat"`
 	HeartbeatAge int64  `json:"heartbeat_age_seconds"`
 	Processed    int64  `json:"processed"`
-	Processing   int64  `json:"processing"`
-	Stale        bool   `json:"stale"`
+	// ProcessedAsOf is when Processed was counted (unix seconds; 0 = unknown) and ProcessedAge
+	// how long before the snapshot that was. An executive's count is read from its
+	// event_counters:HOST:PID hash, which the batch write itself increments, so it is current
+	// (age 0); other stages report their count only with each heartbeat.
+	ProcessedAsOf int64 `json:"processed_as_of"`
+	ProcessedAge  int64 `json:"processed_age_seconds"`
+	Processing    int64 `json:"processing"`
+	Stale         bool  `json:"stale"`
+}
+
+// ProcessedText is the PROCESSED cell of `flapjack status`: the count, followed by how old it
+// is when it comes from a heartbeat ("1234 as of 4s ago"), or "-" when unknown.
+func (in Instance) ProcessedText() string {
+	switch {
+	case in.ProcessedAsOf == 0:
+		return "-"
+	case in.ProcessedAge <= 0:
+		return strconv.FormatInt(in.Processed, 10)
+	}
+	return fmt.Sprintf("%d as of %s ago", in.Processed, Compact(time.Duration(in.ProcessedAge)*time.Second))
 }
 
 // Queue is one list's depth.
@@ -47,6 +72,16 @@ type Snapshot struct {
 	Acknowledged    int64      `json:"acknowledged_checks"`
 	InMaintenance   int64      `json:"failing_checks_in_scheduled_maintenance"`
 	FailingCounted  bool       `json:"failing_detail_complete"`
+	// FailingList is the most recently changed failing checks, at most Options.FailingLimit of
+	// them, and FailingTotal how many checks fail (read with the list, so "and N more" is
+	// FailingTotal - len(FailingList)).
+	FailingList  []CheckRow `json:"failing"`
+	FailingTotal int64      `json:"failing_total"`
+}
+
+// WriteFailing prints the failing checks under the health summary (see WriteChecks).
+func (s Snapshot) WriteFailing(w io.Writer) error {
+	return WriteChecks(w, CheckList{Checks: s.FailingList, Total: s.FailingTotal, FailingOnly: true}, time.Unix(s.Time, 0))
 }
 
 // Options say which queues exist.
@@ -57,6 +92,9 @@ type Options struct {
 	// MaxFailingDetail bounds how many failing checks are inspected for acknowledgement and
 	// maintenance (reading facts costs a few commands per check).
 	MaxFailingDetail int
+	// FailingLimit bounds Snapshot.FailingList: 0 means DefaultLimit, a negative value reads no
+	// list (the Prometheus collector does not need it).
+	FailingLimit int
 }
 
 // Read takes a snapshot at now.
@@ -74,6 +112,13 @@ func Read(conn redis.Conn, keys schema.Keys, o Options, now time.Time) (Snapshot
 	if err := readFailing(conn, keys, o, now, &s); err != nil {
 		return s, err
 	}
+	if o.FailingLimit >= 0 {
+		list, err := ReadChecks(conn, keys, CheckQuery{FailingOnly: true, Limit: o.FailingLimit}, now)
+		if err != nil {
+			return s, err
+		}
+		s.FailingList, s.FailingTotal = list.Checks, list.Total
+	}
 	return s, nil
 }
 
@@ -88,9 +133,16 @@ func readInstances(conn redis.Conn, keys schema.Keys, o Options, now time.Time, 
 			return fmt.Errorf("list %s instances: %w", stage, err)
 		}
 		sort.Strings(ids)
+		// An executive's processed count is current in its event_counters:HOST:PID hash ("all"
+		// is incremented by the script that applies each batch); the heartbeat's copy can be a
+		// beat old.
+		live := stage == executiveStage
 		for _, id := range ids {
 			conn.Send("HGETALL", keys.Instance(stage, id))
 			conn.Send("LLEN", keys.Processing(stage, id))
+			if live {
+				conn.Send("HGET", keys.InstanceEventCounters(id), "all")
+			}
 		}
 		if err := conn.Flush(); err != nil {
 			return err
@@ -106,6 +158,21 @@ func readInstances(conn redis.Conn, keys schema.Keys, o Options, now time.Time, 
 			}
 			in := Instance{Stage: stage, ID: id, Version: rec["version"], Processing: processing,
 				BootTime: atoi(rec["boot_time"]), Heartbeat: atoi(rec["heartbeat"]), Processed: atoi(rec["processed"])}
+			if _, ok := rec["processed"]; ok {
+				in.ProcessedAsOf = in.Heartbeat
+			}
+			if live {
+				counted, err := redis.String(conn.Receive())
+				if err != nil && !errors.Is(err, redis.ErrNil) {
+					return fmt.Errorf("read event counters of %s: %w", id, err)
+				}
+				if err == nil {
+					in.Processed, in.ProcessedAsOf = atoi(counted), now.Unix()
+				}
+			}
+			if in.ProcessedAsOf > 0 {
+				in.ProcessedAge = now.Unix() - in.ProcessedAsOf
+			}
 			in.HeartbeatAge = now.Unix() - in.Heartbeat
 			in.Stale = len(rec) == 0 || time.Duration(in.HeartbeatAge)*time.Second > stale
 			s.Instances = append(s.Instances, in)

@@ -1,7 +1,9 @@
 package status
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +78,68 @@ func TestSnapshot(t *testing.T) {
 	}
 	if n, err := testutil.GatherAndCount(reg, "flapjack_queue_depth"); err != nil || n == 0 {
 		t.Fatalf("queue depth series: %d %v", n, err)
+	}
+}
+
+// TestSnapshotFailingListAndProcessed: the snapshot carries the most recent failing checks, and
+// an executive's processed count is current without waiting for its next heartbeat, while other
+// stages' counts say how old they are.
+func TestSnapshotFailingListAndProcessed(t *testing.T) {
+	t.Parallel()
+	o := seedOnCall(t) // the executive registered at t0-3h and has not beaten since
+	clk := clock.NewFake(t0.Add(-4 * time.Second))
+	notifier := &queue.Registry{Pool: o.db.Pool, Keys: o.keys, Spec: queue.Spec{Stage: "notifier", Source: o.keys.Notifications(), End: queue.Right},
+		ID: queue.Identity{Host: "n", PID: 2}, Clock: clk, Log: zap.NewNop(), Stats: func() map[string]int64 { return map[string]int64{"processed": 7} }}
+	gateway := &queue.Registry{Pool: o.db.Pool, Keys: o.keys, Spec: queue.Spec{Stage: "log_gateway", Source: o.keys.Queue("log_notifications"), End: queue.Right},
+		ID: queue.Identity{Host: "g", PID: 3}, Clock: clk, Log: zap.NewNop()}
+	for _, r := range []*queue.Registry{notifier, gateway} {
+		if err := r.Register(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := o.db.Do(t, "HGET", o.keys.Instance("executive", "exec:1"), "processed"); string(v.([]byte)) != "0" {
+		t.Fatalf("the heartbeat record already counts %s; the test needs a stale figure", v)
+	}
+
+	conn := o.db.Conn(t)
+	defer conn.Close()
+	s, err := Read(conn, o.keys, Options{Stages: []string{"executive", "notifier", "log_gateway"}, StaleAfter: 24 * time.Hour, FailingLimit: 2}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	processed := map[string]string{}
+	for _, in := range s.Instances {
+		processed[in.Stage] = in.ProcessedText()
+	}
+	want := map[string]string{"executive": "10", "notifier": "7 as of 4s ago", "log_gateway": "-"}
+	for stage, w := range want {
+		if processed[stage] != w {
+			t.Errorf("%s processed %q, want %q", stage, processed[stage], w)
+		}
+	}
+
+	if len(s.FailingList) != 2 || s.FailingTotal != 4 || row(s.FailingList[0]) != "db-01.example.com:Disk critical -300" {
+		t.Fatalf("failing list %+v, total %d", s.FailingList, s.FailingTotal)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]json.RawMessage
+	json.Unmarshal(b, &fields)
+	if !strings.HasPrefix(string(fields["failing"]), `[{"entity":"db-01.example.com","check":"Disk","state":"critical","since":`) || string(fields["failing_total"]) != "4" {
+		t.Errorf("JSON failing %s, failing_total %s", fields["failing"], fields["failing_total"])
+	}
+	var text bytes.Buffer
+	if err := s.WriteFailing(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "critical for 5m") || !strings.HasSuffix(text.String(), "and 2 more\n") {
+		t.Errorf("text:\n%s", text.String())
+	}
+
+	none, err := Read(conn, o.keys, Options{FailingLimit: -1}, t0)
+	if err != nil || none.FailingList != nil || none.FailingTotal != 0 {
+		t.Errorf("FailingLimit -1 still read a list: %v %v", none.FailingList, err)
 	}
 }

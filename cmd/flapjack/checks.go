@@ -59,7 +59,7 @@ hours), as acknowledgements from Jabber and simulate do.`,
 			if err != nil {
 				return err
 			}
-			how := "executive.acknowledgement_duration"
+			how := "the default length (executive.acknowledgement_duration)"
 			if ev.HasDuration {
 				how = humantime.Words(time.Duration(ev.Duration) * time.Second)
 			}

@@ -24,12 +24,18 @@ func statusCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
 			&cli.Int64Flag{Name: "max-queue", Value: 10000, Usage: "a queue deeper than this is a problem (0 = never)"},
+			&cli.IntFlag{Name: "limit", Value: 50, Usage: "failing checks listed, most recent change first (the rest are counted)"},
 		},
 		Action: oneShot(func(c *cli.Context, rt *runtime) error {
 			var snap status.Snapshot
+			opts := rt.statusOptions()
+			opts.FailingLimit = c.Int("limit")
+			if opts.FailingLimit <= 0 {
+				return usageError("--limit must be at least 1")
+			}
 			err := rt.withConn(c.Context, func(conn redis.Conn) error {
 				var err error
-				snap, err = status.Read(conn, rt.keys, rt.statusOptions(), rt.clock.Now())
+				snap, err = status.Read(conn, rt.keys, opts, rt.clock.Now())
 				return err
 			})
 			if err != nil {
@@ -49,7 +55,9 @@ func statusCommand() *cli.Command {
 					return err
 				}
 			} else {
-				printStatus(c.App.Writer, rt.redisURL, snap, problems)
+				if err := printStatus(c.App.Writer, rt.redisURL, snap, problems); err != nil {
+					return err
+				}
 			}
 			if len(problems) > 0 {
 				return cli.Exit("", 1)
@@ -59,7 +67,7 @@ func statusCommand() *cli.Command {
 	}
 }
 
-func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems []string) {
+func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems []string) error {
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "redis\t%s\n\n", redisURL)
 	fmt.Fprintln(w, "STAGE\tINSTANCE\tVERSION\tHEARTBEAT\tPROCESSED\tCLAIMED\tSTATE")
@@ -68,7 +76,7 @@ func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems []s
 		if in.Stale {
 			state = "STALE"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%ds ago\t%d\t%d\t%s\n", in.Stage, in.ID, in.Version, in.HeartbeatAge, in.Processed, in.Processing, state)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%ds ago\t%s\t%d\t%s\n", in.Stage, in.ID, in.Version, in.HeartbeatAge, in.ProcessedText(), in.Processing, state)
 	}
 	if len(s.Instances) == 0 {
 		fmt.Fprintln(w, "(no instances running)")
@@ -93,7 +101,51 @@ func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems []s
 			fmt.Fprintln(w, "  "+p)
 		}
 	}
-	w.Flush()
+	fmt.Fprintln(w)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return s.WriteFailing(out)
+}
+
+func checksCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "checks",
+		Usage: "list checks with their state, for how long, summary and ack/maintenance markers, most recent change first",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "failing", Usage: "only failing checks"},
+			&cli.StringFlag{Name: "entity", Aliases: []string{"e"}, Usage: "entity regex"},
+			&cli.StringFlag{Name: "check", Aliases: []string{"k"}, Usage: "check regex"},
+			&cli.StringFlag{Name: "tag", Aliases: []string{"T"}, Usage: "only checks whose entity (or name) carries this tag"},
+			&cli.IntFlag{Name: "limit", Value: 50, Usage: "checks listed (the rest are counted; 0 = all)"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
+		},
+		Action: oneShot(func(c *cli.Context, rt *runtime) error {
+			q := status.CheckQuery{FailingOnly: c.Bool("failing"), Entity: c.String("entity"), Check: c.String("check"),
+				Tag: c.String("tag"), Limit: c.Int("limit")}
+			if q.Limit == 0 {
+				q.Limit = -1
+			}
+			if err := q.Validate(); err != nil {
+				return usageError("%v", err)
+			}
+			now := rt.clock.Now()
+			var list status.CheckList
+			err := rt.withConn(c.Context, func(conn redis.Conn) (err error) {
+				list, err = status.ReadChecks(conn, rt.keys, q, now)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				return enc.Encode(list)
+			}
+			return status.WriteChecks(c.App.Writer, list, now)
+		}),
+	}
 }
 
 func purgeCommand() *cli.Command {
