@@ -19,7 +19,7 @@ func BenchmarkExecutive(b *testing.B) {
 	keys := schema.NewKeys("")
 	x := New(Options{Pool: db.Pool, Keys: keys, Config: DefaultConfig(), Clock: clock.Real{},
 		Identity: queue.Identity{Host: "bench", PID: 1}, Version: "bench"})
-	if err := x.Register(context.Background()); err != nil {
+	if _, err := x.Loop(false).Open(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	const checks = 10000

@@ -184,27 +184,6 @@ func (x *Executive) Run(ctx context.Context, exitWhenEmpty bool) error {
 	return x.Loop(exitWhenEmpty).Run(ctx)
 }
 
-// Register registers the instance and recovers dead peers without running the loop (replay and
-// tests that drive ProcessNext themselves).
-func (x *Executive) Register(ctx context.Context) error {
-	if err := x.registry.Register(ctx); err != nil {
-		return err
-	}
-	if err := x.Start(ctx); err != nil {
-		return err
-	}
-	_, err := x.registry.RecoverDead(ctx)
-	return err
-}
-
-// Close hands back anything still claimed and deregisters (for callers of Register).
-func (x *Executive) Close(ctx context.Context) error {
-	if _, err := x.consumer.RequeueOwn(ctx); err != nil {
-		return err
-	}
-	return x.registry.Deregister(ctx)
-}
-
 // ProcessNext claims one batch (blocking up to wait for the first event) and processes it,
 // returning how many events it finished.
 func (x *Executive) ProcessNext(ctx context.Context, wait time.Duration) (int, error) {

@@ -37,7 +37,7 @@ func newHarness(t *testing.T, configure ...func(*Config)) *harness {
 	keys := schema.NewKeys("")
 	x := New(Options{Pool: db.Pool, Keys: keys, Config: cfg, Clock: clk,
 		Identity: queue.Identity{Host: "test", PID: 1}, Version: "test"})
-	if err := x.Register(context.Background()); err != nil {
+	if _, err := x.Loop(false).Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return &harness{t: t, db: db, clk: clk, keys: keys, x: x}

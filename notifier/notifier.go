@@ -128,25 +128,8 @@ func (nt *Notifier) Run(ctx context.Context, exitWhenEmpty bool) error {
 	return nt.Loop(exitWhenEmpty).Run(ctx)
 }
 
-// Register registers the instance and recovers dead peers (for callers driving ProcessNext).
-func (nt *Notifier) Register(ctx context.Context) error {
-	if err := nt.registry.Register(ctx); err != nil {
-		return err
-	}
-	_, err := nt.registry.RecoverDead(ctx)
-	return err
-}
-
 // Start implements queue.Worker.
 func (nt *Notifier) Start(context.Context) error { return nil }
-
-// Close hands back anything still claimed and deregisters (for callers of Register).
-func (nt *Notifier) Close(ctx context.Context) error {
-	if _, err := nt.consumer.RequeueOwn(ctx); err != nil {
-		return err
-	}
-	return nt.registry.Deregister(ctx)
-}
 
 // ProcessNext claims a batch and routes it.
 func (nt *Notifier) ProcessNext(ctx context.Context, wait time.Duration) (int, error) {

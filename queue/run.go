@@ -72,21 +72,37 @@ func (l *Loop) Run(ctx context.Context) error {
 	return nil
 }
 
+// Open registers the instance, starts the worker and recovers dead peers' work, once, returning
+// how many items it recovered. Run does it (retrying); callers that drive ProcessNext
+// themselves (replay, tests) call Open and Close around it.
+func (l *Loop) Open(ctx context.Context) (int, error) {
+	if err := l.Registry.Register(ctx); err != nil {
+		return 0, err
+	}
+	if err := l.Worker.Start(ctx); err != nil {
+		return 0, err
+	}
+	return l.Registry.RecoverDead(ctx)
+}
+
+// Close hands back anything still claimed (a failed last batch), returning how many items, and
+// deregisters the instance.
+func (l *Loop) Close(ctx context.Context) (int, error) {
+	n, err := l.Consumer.RequeueOwn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return n, l.Registry.Deregister(ctx)
+}
+
 func (l *Loop) start(ctx context.Context) error {
 	var backoff Backoff
 	for {
-		err := l.Registry.Register(ctx)
+		n, err := l.Open(ctx)
 		if err == nil {
-			err = l.Worker.Start(ctx)
-		}
-		if err == nil {
-			var n int
-			n, err = l.Registry.RecoverDead(ctx)
-			if err == nil {
-				l.Log.Info("stage started", zap.String("instance", l.Consumer.Identity().ID()),
-					zap.String("queue", l.Consumer.Spec().Source), zap.Int("recovered", n))
-				return nil
-			}
+			l.Log.Info("stage started", zap.String("instance", l.Consumer.Identity().ID()),
+				zap.String("queue", l.Consumer.Spec().Source), zap.Int("recovered", n))
+			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -104,16 +120,13 @@ func (l *Loop) start(ctx context.Context) error {
 func (l *Loop) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	n, err := l.Consumer.RequeueOwn(ctx)
-	if err != nil {
-		l.Log.Error("could not hand unfinished items back; a peer will recover them", zap.Error(err))
-		return
-	}
+	n, err := l.Close(ctx)
 	if n > 0 {
 		l.Log.Warn("handed unfinished items back to the queue", zap.Int("items", n))
 	}
-	if err := l.Registry.Deregister(ctx); err != nil {
-		l.Log.Error("deregister", zap.Error(err))
+	if err != nil {
+		l.Log.Error("could not hand unfinished items back or deregister; a peer will recover them", zap.Error(err))
+		return
 	}
 	l.Log.Info("stage stopped")
 }

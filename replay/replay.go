@@ -68,14 +68,15 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) (Summary, 
 	n := notifier.New(notifier.Options{Pool: o.Pool, Keys: o.Keys, Config: o.Notifier, Clock: clk,
 		HeartbeatClock: clock.Real{}, Log: o.Log, Identity: o.Identity, Version: o.Version,
 		TimeRestrictions: o.TimeRestrictions})
-	if err := x.Register(ctx); err != nil {
-		return sum, fmt.Errorf("start executive: %w", err)
+	for _, stage := range []struct {
+		name string
+		loop *queue.Loop
+	}{{executive.Stage, x.Loop(false)}, {notifier.Stage, n.Loop(false)}} {
+		if _, err := stage.loop.Open(ctx); err != nil {
+			return sum, fmt.Errorf("start %s: %w", stage.name, err)
+		}
+		defer stage.loop.Close(context.WithoutCancel(ctx))
 	}
-	defer x.Close(context.WithoutCancel(ctx))
-	if err := n.Register(ctx); err != nil {
-		return sum, fmt.Errorf("start notifier: %w", err)
-	}
-	defer n.Close(context.WithoutCancel(ctx))
 
 	r := &runner{o: o, clk: clk, x: x, n: n, events: events.NewPublisher(o.Pool, o.Keys, o.Executive.Queue), out: bufio.NewWriter(out)}
 	defer r.out.Flush()

@@ -47,7 +47,7 @@ func newOnCall(t *testing.T) *onCall {
 	}
 	o.x = executive.New(executive.Options{Pool: o.db.Pool, Keys: o.keys, Config: executive.DefaultConfig(), Clock: o.clk,
 		Identity: queue.Identity{Host: "exec", PID: 1}, Version: "test"})
-	if err := o.x.Register(context.Background()); err != nil {
+	if _, err := o.x.Loop(false).Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return o
