@@ -7,7 +7,6 @@ package model
 import (
 	_ "embed"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -19,7 +18,8 @@ import (
 var (
 	//go:embed scripts/check_facts.lua
 	checkFactsSource string
-	checkFactsScript = redis.NewScript(0, checkFactsSource)
+	// checkFactsScript has the positions of facts_layout.go substituted for their names.
+	checkFactsScript = redis.NewScript(0, mustExpandFacts(checkFactsSource))
 )
 
 // Notification kinds whose last timestamps are tracked (reference §2.5).
@@ -122,19 +122,28 @@ type FactsRequest struct {
 	Mode          FactsMode
 }
 
-const factsArgsPerCheck = 5
-
-// factsHeader is the part of the facts script's arguments shared by every check: the suffixes
-// of per-check keys and the global keys, all from package schema.
-func factsHeader(keys schema.Keys, now time.Time, n int) []any {
-	args := []any{now.Unix(), n,
-		schema.MaintenancesSuffix(schema.Scheduled), schema.CurrentMaintenanceSuffix(schema.Scheduled),
-		schema.SortedMaintenanceTimestampsSuffix(schema.Unscheduled), schema.MaintenancesSuffix(schema.Unscheduled),
-		schema.CurrentMaintenanceSuffix(schema.Unscheduled)}
-	for _, kind := range KindNames {
-		args = append(args, schema.LastNotificationSuffix(kind))
+// factsArgs returns the facts script's arguments for n checks, with the header filled in: the
+// suffixes of per-check keys and the global keys, all from package schema. The caller appends a
+// record of factsArgsPerCheck values per check.
+func factsArgs(keys schema.Keys, now time.Time, n int) []any {
+	args := make([]any, factsHeaderLen, factsHeaderLen+factsArgsPerCheck*n)
+	args[argNow] = now.Unix()
+	args[argChecks] = n
+	args[argScheduledMaintenances] = schema.MaintenancesSuffix(schema.Scheduled)
+	args[argScheduledMaintenance] = schema.CurrentMaintenanceSuffix(schema.Scheduled)
+	args[argSortedUnscheduledMaintenanceTimestamps] = schema.SortedMaintenanceTimestampsSuffix(schema.Unscheduled)
+	args[argUnscheduledMaintenances] = schema.MaintenancesSuffix(schema.Unscheduled)
+	args[argUnscheduledMaintenance] = schema.CurrentMaintenanceSuffix(schema.Unscheduled)
+	for k, kind := range KindNames {
+		args[argLastNotification+k] = schema.LastNotificationSuffix(kind)
 	}
-	return append(args, schema.SortedStateTimestampsSuffix, keys.EntityIDsByName(), keys.EntityID(""), keys.CurrentChecks(""))
+	args[argSortedStateTimestamps] = schema.SortedStateTimestampsSuffix
+	args[argStateAt] = schema.StateAtSuffix
+	args[argSummaryAt] = schema.SummaryAtSuffix
+	args[argEntityIDsByName] = keys.EntityIDsByName()
+	args[argEntityIDPrefix] = keys.EntityID("")
+	args[argCurrentChecksPrefix] = keys.CurrentChecks("")
+	return args
 }
 
 // ReadFacts reads the facts of every requested check at now, in one round trip.
@@ -142,11 +151,16 @@ func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 	if len(reqs) == 0 {
 		return nil, nil
 	}
-	args := factsHeader(keys, now, len(reqs))
-	args = slices.Grow(args, factsArgsPerCheck*len(reqs))
+	args := factsArgs(keys, now, len(reqs))
 	for _, r := range reqs {
 		id := schema.CheckID(r.Entity, r.Check)
-		args = append(args, keys.Check(id), keys.StateHistoryPrefix(id), string(r.Mode), r.Entity, r.Check)
+		var rec [factsArgsPerCheck]any
+		rec[recCheckHash] = keys.Check(id)
+		rec[recHistoryPrefix] = keys.StateHistoryPrefix(id)
+		rec[recMode] = string(r.Mode)
+		rec[recEntity] = r.Entity
+		rec[recCheck] = r.Check
+		args = append(args, rec[:]...)
 	}
 	reply, err := redis.Values(checkFactsScript.Do(conn, args...))
 	if err != nil {
@@ -169,39 +183,40 @@ func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 	return out, nil
 }
 
+// decodeFacts reads one check's reply by the names of facts_layout.go.
 func decodeFacts(r FactsRequest, v []any) (CheckFacts, error) {
-	if len(v) != 33 {
-		return CheckFacts{}, fmt.Errorf("%d values, want 33", len(v))
+	if len(v) != numFactsSlots {
+		return CheckFacts{}, fmt.Errorf("%d values, want %d", len(v), numFactsSlots)
 	}
 	f := CheckFacts{ID: schema.CheckID(r.Entity, r.Check), Entity: r.Entity, Check: r.Check}
-	f.State = str(v[0])
-	f.LastChange = num(v[1])
-	f.Revision = num(v[2])
-	f.LastEventTime = num(v[3])
-	f.LastSequence = num(v[4])
-	f.InitialFailureDelay, f.HasInitialFailureDelay = optNum(v[5])
-	f.RepeatFailureDelay, f.HasRepeatFailureDelay = optNum(v[6])
-	f.ScheduledMaintenance = Window{Start: num(v[7]), End: num(v[8])}
-	f.ScheduledCurrent = str(v[9])
-	f.UnscheduledMaintenance = Window{Start: num(v[10]), End: num(v[11])}
-	f.UnscheduledCurrent = str(v[12])
-	for k := 0; k < numKinds; k++ {
-		f.LastNotified[k] = num(v[13+k])
+	f.State = str(v[slotState])
+	f.LastChange = num(v[slotLastChange])
+	f.Revision = num(v[slotRevision])
+	f.LastEventTime = num(v[slotLastEventTime])
+	f.LastSequence = num(v[slotLastSequence])
+	f.InitialFailureDelay, f.HasInitialFailureDelay = optNum(v[slotInitialFailureDelay])
+	f.RepeatFailureDelay, f.HasRepeatFailureDelay = optNum(v[slotRepeatFailureDelay])
+	f.ScheduledMaintenance = Window{Start: num(v[slotSMStart]), End: num(v[slotSMEnd])}
+	f.ScheduledCurrent = str(v[slotSMCurrent])
+	f.UnscheduledMaintenance = Window{Start: num(v[slotUMStart]), End: num(v[slotUMEnd])}
+	f.UnscheduledCurrent = str(v[slotUMCurrent])
+	for k := range numKinds {
+		f.LastNotified[k] = num(v[slotLastNotified+k])
 	}
-	for j := 0; j < 2; j++ {
-		o := 20 + j*3
-		if v[o] == nil {
+	for j := range factsHistoryLen {
+		e := v[slotHistory+j*factsHistoryFields:][:factsHistoryFields]
+		if e[histTime] == nil {
 			break
 		}
-		f.History = append(f.History, HistoryEntry{Time: num(v[o]), State: str(v[o+1]), Summary: str(v[o+2])})
+		f.History = append(f.History, HistoryEntry{Time: num(e[histTime]), State: str(e[histState]), Summary: str(e[histSummary])})
 	}
-	f.EntityID = str(v[26])
-	f.Summary = str(v[27])
-	f.Enabled = num(v[28]) == 1
-	f.NotificationsRead = num(v[29]) == 1
-	f.Details = str(v[30])
-	f.LastNotificationKind = str(v[31])
-	f.NotifiedSeverity = str(v[32])
+	f.EntityID = str(v[slotEntityID])
+	f.Summary = str(v[slotSummary])
+	f.Enabled = num(v[slotEnabled]) == 1
+	f.NotificationsRead = num(v[slotHistoryRead]) == 1
+	f.Details = str(v[slotDetails])
+	f.LastNotificationKind = str(v[slotLastNotificationKind])
+	f.NotifiedSeverity = str(v[slotNotifiedSeverity])
 	return f, nil
 }
 

@@ -117,10 +117,19 @@ func (k Keys) States(id string) string { return k.key(id, "states") }
 func (k Keys) StateHistoryPrefix(id string) string { return k.key(id) + ":" }
 
 // StateAt is ID:TS:state.
-func (k Keys) StateAt(id string, t int64) string { return k.key(id, ts(t), "state") }
+func (k Keys) StateAt(id string, t int64) string { return k.key(id, ts(t), stateAt) }
 
 // SummaryAt is ID:TS:summary.
-func (k Keys) SummaryAt(id string, t int64) string { return k.key(id, ts(t), "summary") }
+func (k Keys) SummaryAt(id string, t int64) string { return k.key(id, ts(t), summaryAt) }
+
+const stateAt, summaryAt = "state", "summary"
+
+// StateAtSuffix and SummaryAtSuffix end the per-timestamp keys: StateAt(id, TS) is
+// StateHistoryPrefix(id) + TS + StateAtSuffix. Scripts that find timestamps in Redis append them.
+const (
+	StateAtSuffix   = ":" + stateAt
+	SummaryAtSuffix = ":" + summaryAt
+)
 
 // DetailsAt is ID:TS:details.
 func (k Keys) DetailsAt(id string, t int64) string { return k.key(id, ts(t), "details") }

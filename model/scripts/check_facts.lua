@@ -1,50 +1,94 @@
 -- Read what the executive's filters and the notifier's rollup need to know about a batch of
 -- checks, in one round trip. It only reads and reduces data (e.g. "the maintenance window covering
 -- now"); every decision is taken in Go.
+-- Arguments and reply are positional. Their positions are named once, in model/facts_layout.go,
+-- and the lists below give them in order (a test compares the two). The script writes ${state}
+-- for the 1-based position of a name (in ARGV, in a record, in a check's reply or in a history
+-- entry) and ${kinds} etc. for a count; Go substitutes the numbers when it loads the script.
 -- KEYS: none (Cluster is not supported). Per-check keys are the check's history prefix "ID:"
 -- followed by a suffix; the prefix and the suffixes are built by package schema and passed here,
 -- so key names still come from one place, and the common case sends two keys per check.
--- ARGV[1] now (unix seconds, from the injected clock)
--- ARGV[2] number of checks N
--- ARGV[3..15] suffixes: 3 scheduled_maintenances, 4 scheduled_maintenance,
---   5 sorted_unscheduled_maintenance_timestamps, 6 unscheduled_maintenances,
---   7 unscheduled_maintenance, 8-14 last_<kind>_notification for problem, warning, critical,
---   unknown, recovery, acknowledgement, test, 15 sorted_state_timestamps
--- ARGV[16] all_entity_ids_by_name   ARGV[17] prefix of entity_id:ENTITY
--- ARGV[18] prefix of current_checks:ENTITY
--- Then N records of 5 values: check hash (check:ID), history prefix "ID:", mode ("event-ok",
--- "event", "rollup" or "maintenance"), entity name, check name.
+-- ARGV header (header_len values):
+--   now                        unix seconds, from the injected clock
+--   checks                     N, the number of records after the header
+--   scheduled_maintenances     suffix of the per-check key ID:<name>, as are the next four
+--   scheduled_maintenance
+--   sorted_unscheduled_maintenance_timestamps
+--   unscheduled_maintenances
+--   unscheduled_maintenance
+--   last_notification[7]       suffixes of ID:last_<kind>_notification for problem, warning,
+--                                critical, unknown, recovery, acknowledgement, test
+--   sorted_state_timestamps    suffix of ID:sorted_state_timestamps
+--   state_at                   suffix of ID:TS:state (after "ID:" and TS)
+--   summary_at                 suffix of ID:TS:summary
+--   entity_ids_by_name         the key all_entity_ids_by_name
+--   entity_id_prefix           prefix of entity_id:ENTITY
+--   current_checks_prefix      prefix of current_checks:ENTITY
+-- ARGV record (one per check after the header, args_per_check values each):
+--   check_hash                 check:ID
+--   history_prefix             "ID:"
+--   mode                       "event-ok", "event", "rollup" or "maintenance"
+--   entity                     entity name
+--   check                      check name
 -- Mode "event-ok" skips notification and history reads when the stored state is ok (an ok event
 -- on an ok check can never notify); "rollup" adds the enabled flag; "maintenance" reads only
 -- the check hash and maintenance windows (status). Checks without maintenance windows (nearly
 -- all) cost one EXISTS for both kinds.
--- Returns N arrays of 33 values (false = absent):
---   1 state 2 last_change 3 revision 4 last_event_time 5 last_sequence
---   6 initial_failure_delay 7 repeat_failure_delay
---   8 SM start 9 SM end (active window ending last) 10 SM current key value
---   11 UM start 12 UM end (latest window started by now) 13 UM current key value
---   14-20 last notification timestamps (problem ... test)
---   21-23 newest history entry ts/state/summary 24-26 the one before
---   27 entity id (only for checks without a state) 28 summary 29 enabled (1/0) 30 history read (1/0)
---   31 details 32 last_notification_kind 33 notified_severity (the order of notifications, kept
---   beside their whole-second timestamps)
-local now = tonumber(ARGV[1])
-local n = tonumber(ARGV[2])
-local sfx = {}
-for j = 3, 15 do sfx[j] = ARGV[j] end
-local entity_ids, entity_id_prefix, current_prefix = ARGV[16], ARGV[17], ARGV[18]
+-- Returns N arrays, one per check, of these values (false = absent):
+--   state                      this and the next six: fields of the check hash
+--   last_change
+--   revision
+--   last_event_time
+--   last_sequence
+--   initial_failure_delay
+--   repeat_failure_delay
+--   sm_start                   scheduled maintenance: the window covering now that ends last
+--   sm_end
+--   sm_current                 the value of ID:scheduled_maintenance, read when windows exist
+--   um_start                   unscheduled maintenance: the latest window started by now
+--   um_end
+--   um_current                 the value of ID:unscheduled_maintenance
+--   last_notified[7]           last notification timestamps, in last_notification's order
+--   history[6]                 the newest history_len state changes, newest first, each a
+--                                history entry of history_fields values
+--   entity_id                  only for checks without a state
+--   summary                    field of the check hash
+--   enabled                    1/0, mode "rollup" only
+--   history_read               1/0: whether last_notified and history were read
+--   details                    field of the check hash
+--   last_notification_kind     with notified_severity, fields of the check hash that order the
+--                                notifications of one second (their timestamps are whole seconds)
+--   notified_severity
+-- History entry:
+--   hist_time                  the timestamp TS, a member of ID:sorted_state_timestamps
+--   hist_state                 the value of ID:TS:state
+--   hist_summary               the value of ID:TS:summary
+local now = tonumber(ARGV[${now}])
+local n = tonumber(ARGV[${checks}])
+local sm_sfx, sm_current_sfx = ARGV[${scheduled_maintenances}], ARGV[${scheduled_maintenance}]
+local um_sorted_sfx = ARGV[${sorted_unscheduled_maintenance_timestamps}]
+local um_sfx, um_current_sfx = ARGV[${unscheduled_maintenances}], ARGV[${unscheduled_maintenance}]
+local last_sfx = {}
+for k = 1, ${kinds} do last_sfx[k] = ARGV[${last_notification} - 1 + k] end
+local states_sfx = ARGV[${sorted_state_timestamps}]
+local state_sfx, summary_sfx = ARGV[${state_at}], ARGV[${summary_at}]
+local entity_ids = ARGV[${entity_ids_by_name}]
+local entity_id_prefix, current_prefix = ARGV[${entity_id_prefix}], ARGV[${current_checks_prefix}]
 local out = {}
-local base = 18
+local base = ${header_len}
 for i = 1, n do
-  local hash, p, mode, entity, check = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4], ARGV[base + 5]
-  base = base + 5
+  local hash, p, mode = ARGV[base + ${check_hash}], ARGV[base + ${history_prefix}], ARGV[base + ${mode}]
+  local entity, check = ARGV[base + ${entity}], ARGV[base + ${check}]
+  base = base + ${args_per_check}
+  -- Every value is set, false when absent: a nil would end the array Redis returns.
   local r = {}
   local h = redis.call('HMGET', hash, 'state', 'last_change', 'revision', 'last_event_time',
     'last_sequence', 'initial_failure_delay', 'repeat_failure_delay', 'summary', 'details',
     'last_notification_kind', 'notified_severity')
-  for j = 1, 7 do r[j] = h[j] end
+  r[${state}], r[${last_change}], r[${revision}], r[${last_event_time}] = h[1], h[2], h[3], h[4]
+  r[${last_sequence}], r[${initial_failure_delay}], r[${repeat_failure_delay}] = h[5], h[6], h[7]
 
-  local sm_key, um_sorted = p .. sfx[3], p .. sfx[5]
+  local sm_key, um_sorted = p .. sm_sfx, p .. um_sorted_sfx
   local maintained = redis.call('EXISTS', sm_key, um_sorted) > 0
   -- scheduled maintenance: the window covering now that ends last (windows may overlap)
   local sm = {}
@@ -56,46 +100,47 @@ for i = 1, n do
       sm_start, sm_end = s, s + d
     end
   end
-  r[8], r[9] = sm_start, sm_end
-  r[10] = false
-  if #sm > 0 then r[10] = redis.call('GET', p .. sfx[4]) end
+  r[${sm_start}], r[${sm_end}] = sm_start, sm_end
+  r[${sm_current}] = false
+  if #sm > 0 then r[${sm_current}] = redis.call('GET', p .. sm_current_sfx) end
 
   -- unscheduled maintenance: each new one ends the previous, so the latest start decides
   local um = {}
   if maintained then um = redis.call('ZREVRANGEBYSCORE', um_sorted, now, '-inf', 'LIMIT', 0, 1) end
-  r[11], r[12], r[13] = false, false, false
+  r[${um_start}], r[${um_end}], r[${um_current}] = false, false, false
   if #um > 0 then
-    local dur = redis.call('ZSCORE', p .. sfx[6], um[1])
-    r[11] = tonumber(um[1])
-    if dur then r[12] = tonumber(um[1]) + tonumber(dur) end
-    r[13] = redis.call('GET', p .. sfx[7])
+    local dur = redis.call('ZSCORE', p .. um_sfx, um[1])
+    r[${um_start}] = tonumber(um[1])
+    if dur then r[${um_end}] = tonumber(um[1]) + tonumber(dur) end
+    r[${um_current}] = redis.call('GET', p .. um_current_sfx)
   end
 
   local full = mode == 'event' or mode == 'rollup' or (mode == 'event-ok' and h[1] and h[1] ~= 'ok')
-  for j = 14, 26 do r[j] = false end
+  for j = ${last_notified}, ${last_notified} - 1 + ${kinds} do r[j] = false end
+  for j = ${history}, ${history} - 1 + ${history_len} * ${history_fields} do r[j] = false end
   if full then
-    local last = redis.call('MGET', p .. sfx[8], p .. sfx[9], p .. sfx[10], p .. sfx[11],
-      p .. sfx[12], p .. sfx[13], p .. sfx[14])
-    for j = 1, 7 do r[13 + j] = last[j] end
-    local hist = redis.call('ZREVRANGE', p .. sfx[15], 0, 1)
+    local last = redis.call('MGET', p .. last_sfx[1], p .. last_sfx[2], p .. last_sfx[3],
+      p .. last_sfx[4], p .. last_sfx[5], p .. last_sfx[6], p .. last_sfx[7])
+    for k = 1, ${kinds} do r[${last_notified} - 1 + k] = last[k] end
+    local hist = redis.call('ZREVRANGE', p .. states_sfx, 0, ${history_len} - 1)
     for j = 1, #hist do
-      local o = 20 + (j - 1) * 3
-      r[o + 1] = hist[j]
-      r[o + 2] = redis.call('GET', p .. hist[j] .. ':state')
-      r[o + 3] = redis.call('GET', p .. hist[j] .. ':summary')
+      local o = ${history} - 1 + (j - 1) * ${history_fields}
+      r[o + ${hist_time}] = hist[j]
+      r[o + ${hist_state}] = redis.call('GET', p .. hist[j] .. state_sfx)
+      r[o + ${hist_summary}] = redis.call('GET', p .. hist[j] .. summary_sfx)
     end
   end
 
-  r[27] = false
+  r[${entity_id}] = false
   if not h[1] then
-    r[27] = redis.call('HGET', entity_ids, entity) or redis.call('GET', entity_id_prefix .. entity)
+    r[${entity_id}] = redis.call('HGET', entity_ids, entity) or redis.call('GET', entity_id_prefix .. entity)
   end
-  r[28], r[29] = h[8], false
+  r[${summary}], r[${enabled}] = h[8], false
   if mode == 'rollup' then
-    r[29] = redis.call('ZSCORE', current_prefix .. entity, check) and 1 or 0
+    r[${enabled}] = redis.call('ZSCORE', current_prefix .. entity, check) and 1 or 0
   end
-  r[30] = full and 1 or 0
-  r[31], r[32], r[33] = h[9], h[10], h[11]
+  r[${history_read}] = full and 1 or 0
+  r[${details}], r[${last_notification_kind}], r[${notified_severity}] = h[9], h[10], h[11]
   out[i] = r
 end
 return out

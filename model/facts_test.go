@@ -1,0 +1,118 @@
+package model_test
+
+import (
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/flapjackgo/flapjack/internal/testredis"
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// TestReadFacts seeds, on the documented layout, a check that has every fact set, an ok check,
+// and checks never seen, then reads them in every mode and compares each whole CheckFacts.
+func TestReadFacts(t *testing.T) {
+	t.Parallel()
+	for _, prefix := range []string{"", "fj:"} {
+		t.Run("prefix="+prefix, func(t *testing.T) {
+			t.Parallel()
+			db := testredis.New(t)
+			keys := schema.NewKeys(prefix)
+			now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+			n := now.Unix()
+
+			const app, db1, legacy = "app-01.example.com", "db-01.example.com", "legacy-01.example.com"
+			http := schema.CheckID(app, "HTTP")
+			db.Do(t, "HSET", keys.Check(http), "state", "critical", "last_change", n-600, "revision", 7,
+				"last_event_time", n-30, "last_sequence", 41, "initial_failure_delay", 30,
+				"repeat_failure_delay", 60, "summary", "HTTP 500", "details", "body: oops",
+				"last_notification_kind", "critical", "notified_severity", "critical")
+			db.Do(t, "ZADD", keys.CurrentChecks(app), n, "HTTP")
+			// Two scheduled windows cover now; the one ending last wins. A future one is ignored.
+			db.Do(t, "ZADD", keys.Maintenances(schema.Scheduled, http), 3600, n-1800, 7200, n-3600, 600, n+600)
+			db.Do(t, "SET", keys.CurrentMaintenance(schema.Scheduled, http), n-3600)
+			// Acknowledged 10 minutes ago for 4 hours; a later one has not started yet.
+			db.Do(t, "ZADD", keys.Maintenances(schema.Unscheduled, http), 4*3600, n-600, 60, n+60)
+			db.Do(t, "ZADD", keys.SortedMaintenanceTimestamps(schema.Unscheduled, http), n-600, n-600, n+60, n+60)
+			db.Do(t, "SET", keys.CurrentMaintenance(schema.Unscheduled, http), n-600)
+			db.Do(t, "SET", keys.LastNotification(http, "problem"), n-500)
+			db.Do(t, "SET", keys.LastNotification(http, "critical"), n-500)
+			db.Do(t, "SET", keys.LastNotification(http, "recovery"), n-7000)
+			db.Do(t, "SET", keys.LastNotification(http, "test"), n-9000)
+			for _, h := range []struct {
+				at             int64
+				state, summary string
+			}{{n - 7200, "ok", "fine"}, {n - 3600, "warning", "slow"}, {n - 600, "critical", "HTTP 500"}} {
+				db.Do(t, "ZADD", keys.SortedStateTimestamps(http), h.at, h.at)
+				db.Do(t, "SET", keys.StateAt(http, h.at), h.state)
+				db.Do(t, "SET", keys.SummaryAt(http, h.at), h.summary)
+			}
+
+			ping := schema.CheckID(app, "Ping")
+			db.Do(t, "HSET", keys.Check(ping), "state", "ok", "last_change", n-86400, "summary", "PING OK")
+			db.Do(t, "SET", keys.LastNotification(ping, "recovery"), n-86400)
+			db.Do(t, "ZADD", keys.SortedStateTimestamps(ping), n-86400, n-86400)
+			db.Do(t, "SET", keys.StateAt(ping, n-86400), "ok")
+
+			db.Do(t, "HSET", keys.EntityIDsByName(), db1, "2")
+			db.Do(t, "SET", keys.EntityID(legacy), "3")
+
+			full := model.CheckFacts{ID: http, Entity: app, Check: "HTTP",
+				State: "critical", LastChange: n - 600, Revision: 7, LastEventTime: n - 30, LastSequence: 41,
+				InitialFailureDelay: 30, RepeatFailureDelay: 60, HasInitialFailureDelay: true, HasRepeatFailureDelay: true,
+				ScheduledMaintenance: model.Window{Start: n - 3600, End: n + 3600}, ScheduledCurrent: formatInt(n - 3600),
+				UnscheduledMaintenance: model.Window{Start: n - 600, End: n + 4*3600 - 600}, UnscheduledCurrent: formatInt(n - 600),
+				NotificationsRead: true,
+				History: []model.HistoryEntry{
+					{Time: n - 600, State: "critical", Summary: "HTTP 500"}, {Time: n - 3600, State: "warning", Summary: "slow"}},
+				Summary: "HTTP 500", Details: "body: oops", LastNotificationKind: "critical", NotifiedSeverity: "critical"}
+			full.LastNotified[model.KindProblem] = n - 500
+			full.LastNotified[model.KindCritical] = n - 500
+			full.LastNotified[model.KindRecovery] = n - 7000
+			full.LastNotified[model.KindTest] = n - 9000
+			rollup := full
+			rollup.Enabled = true
+			maint := full
+			maint.NotificationsRead, maint.LastNotified, maint.History = false, [7]int64{}, nil
+
+			pingBase := model.CheckFacts{ID: ping, Entity: app, Check: "Ping", State: "ok", LastChange: n - 86400, Summary: "PING OK"}
+			pingFull := pingBase
+			pingFull.NotificationsRead = true
+			pingFull.LastNotified[model.KindRecovery] = n - 86400
+			pingFull.History = []model.HistoryEntry{{Time: n - 86400, State: "ok"}}
+
+			reqs := []model.FactsRequest{
+				{Entity: app, Check: "HTTP", Mode: model.ModeEvent},
+				{Entity: app, Check: "HTTP", Mode: model.ModeEventOK},
+				{Entity: app, Check: "HTTP", Mode: model.ModeRollup},
+				{Entity: app, Check: "HTTP", Mode: model.ModeMaintenance},
+				{Entity: app, Check: "Ping", Mode: model.ModeEventOK},
+				{Entity: app, Check: "Ping", Mode: model.ModeEvent},
+				{Entity: db1, Check: "Disk", Mode: model.ModeEventOK},
+				{Entity: legacy, Check: "Load", Mode: model.ModeRollup},
+			}
+			want := []model.CheckFacts{full, full, rollup, maint, pingBase, pingFull,
+				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
+				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true}}
+
+			conn := db.Conn(t)
+			defer conn.Close()
+			got, err := model.ReadFacts(conn, keys, now, reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d facts for %d requests", len(got), len(reqs))
+			}
+			for i := range want {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Errorf("%s %s:\n got %+v\nwant %+v", reqs[i].Mode, want[i].ID, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
