@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/internal/humantime"
 	"github.com/flapjackgo/flapjack/model"
@@ -119,11 +120,8 @@ func (b *bot) ackID(ctx context.Context, c AckID, who string, now time.Time) (st
 	if c.Duration > 0 {
 		duration = c.Duration
 	}
-	ev := schema.Event{
-		Entity: ref.Entity, Check: ref.Check, Type: schema.TypeAction, State: schema.StateAcknowledgement,
-		Summary: summaryFrom(who, c.Comment), Time: now.Unix(), HasTime: true,
-		Duration: int64(duration / time.Second), HasDuration: true, AcknowledgementID: c.Hash,
-	}
+	ev := events.Acknowledgement(ref.Entity, ref.Check, summaryFrom(who, c.Comment), duration, now)
+	ev.AcknowledgementID = c.Hash
 	if err := validEvent(ev); err != nil {
 		return fmt.Sprintf("ERROR - couldn't ACK %s - %v", c.Hash, err), nil
 	}
