@@ -36,7 +36,7 @@ func (c *Client) Run(ctx context.Context) error {
 		if failures > 0 {
 			delay := c.backoff(failures)
 			c.log.Info("reconnecting to the XMPP server", zap.Duration("in", delay), zap.Int("attempt", failures+1))
-			sleep(ctx, delay)
+			queue.Sleep(ctx, delay)
 			if ctx.Err() != nil {
 				break
 			}
@@ -93,15 +93,6 @@ func proxyFor(addr string, getenv func(string) string) string {
 func (c *Client) backoff(failures int) time.Duration {
 	reconnect := queue.Backoff{First: c.cfg.ReconnectMin, Max: c.cfg.ReconnectMax}
 	return reconnect.Delay(failures - 1)
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // options are the go-xmpp options of a connection. Never log them: they hold the password.
