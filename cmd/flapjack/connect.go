@@ -116,7 +116,3 @@ func redisAnswers(addr string) bool {
 	n, _ := conn.Read(buf)
 	return n > 0 && (buf[0] == '+' || buf[0] == '-')
 }
-
-func logRedis(rt *runtime) {
-	rt.log.Info("using Redis", zap.String("redis", rt.redisURL), zap.String("key_prefix", rt.keys.Prefix()))
-}

@@ -35,6 +35,10 @@ func binary() string {
 	return path
 }
 
+// Path is the flapjack binary Main built, for tests that run it other than through Run or
+// Start (through sh -c with its directory on PATH, as a README line would).
+func Path() string { return binary() }
+
 var sourcesOnce sync.Once
 
 // openSources opens the module's Go files, embedded scripts, go.mod and go.sum.
