@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/redisread"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -138,7 +139,7 @@ func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs [
 	if len(recs) == 0 {
 		return st, nil, nil
 	}
-	var b batch
+	var b redisread.Batch
 	globals := []struct {
 		key, typ string
 		at       int
@@ -148,18 +149,18 @@ func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs [
 		{key: keys.KnownEntityTags(), typ: "set"},
 	}
 	for i := range globals {
-		globals[i].at = b.add("TYPE", globals[i].key)
+		globals[i].at = b.Add("TYPE", globals[i].key)
 	}
-	knownAt := b.add("SMEMBERS", keys.KnownEntityTags())
+	knownAt := b.Add("SMEMBERS", keys.KnownEntityTags())
 	type reads struct{ typ, hashName, idName, nameID, keyID int }
 	readAt := make([]reads, len(recs))
 	for i, e := range recs {
 		readAt[i] = reads{
-			typ:      b.add("TYPE", keys.Entity(e.id)),
-			hashName: b.add("HGET", keys.Entity(e.id), "name"),
-			idName:   b.add("HGET", keys.EntityNamesByID(), e.id),
-			nameID:   b.add("HGET", keys.EntityIDsByName(), e.name),
-			keyID:    b.add("GET", keys.EntityID(e.name)),
+			typ:      b.Add("TYPE", keys.Entity(e.id)),
+			hashName: b.Add("HGET", keys.Entity(e.id), "name"),
+			idName:   b.Add("HGET", keys.EntityNamesByID(), e.id),
+			nameID:   b.Add("HGET", keys.EntityIDsByName(), e.name),
+			keyID:    b.Add("GET", keys.EntityID(e.name)),
 		}
 	}
 	tagTypeAt := map[string]int{}
@@ -168,48 +169,48 @@ func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs [
 	for _, e := range recs {
 		for _, t := range e.tags {
 			if _, seen := tagTypeAt[t]; !seen {
-				tagTypeAt[t] = b.add("TYPE", keys.EntityTag(t))
+				tagTypeAt[t] = b.Add("TYPE", keys.EntityTag(t))
 				fileTags = append(fileTags, t)
 			}
 		}
 		for _, c := range e.contacts {
 			if _, seen := contactAt[c]; !seen {
 				contactAt[c] = [2]int{
-					b.add("SISMEMBER", keys.AllContacts(), c),
-					b.add("EXISTS", keys.Contact(c), keys.ContactMedia(c)),
+					b.Add("SISMEMBER", keys.AllContacts(), c),
+					b.Add("EXISTS", keys.Contact(c), keys.ContactMedia(c)),
 				}
 			}
 		}
 	}
-	if err := b.run(ctx, conn); err != nil {
+	if err := b.Run(ctx, conn); err != nil {
 		return nil, nil, err
 	}
 	for _, g := range globals {
-		if t, ok := b.typeOK(g.at, g.typ); !ok {
+		if t, ok := b.TypeOK(g.at, g.typ); !ok {
 			return nil, nil, fmt.Errorf("key %s holds a %s, not a %s: fix or delete it; nothing written", g.key, t, g.typ)
 		}
 	}
 	var problems []Problem
 	for i, e := range recs {
-		if t, ok := b.typeOK(readAt[i].typ, "hash"); !ok {
+		if t, ok := b.TypeOK(readAt[i].typ, "hash"); !ok {
 			problems = append(problems, Problem{Index: e.index, ID: e.id, Field: "id",
 				Reason: fmt.Sprintf("key %s holds a %s, not a hash", keys.Entity(e.id), t)})
 		}
 		for k, tag := range e.tags {
-			if t, ok := b.typeOK(tagTypeAt[tag], "set"); !ok {
+			if t, ok := b.TypeOK(tagTypeAt[tag], "set"); !ok {
 				problems = append(problems, Problem{Index: e.index, ID: e.id, Field: at("tags", k),
 					Reason: fmt.Sprintf("key %s holds a %s, not a set", keys.EntityTag(tag), t)})
 			}
 		}
-		st.hashName[e.id] = b.str(readAt[i].hashName)
-		st.idName[e.id] = b.str(readAt[i].idName)
-		st.nameID[e.name] = b.str(readAt[i].nameID)
-		st.keyID[e.name] = b.str(readAt[i].keyID)
+		st.hashName[e.id] = b.Str(readAt[i].hashName)
+		st.idName[e.id] = b.Str(readAt[i].idName)
+		st.nameID[e.name] = b.Str(readAt[i].nameID)
+		st.keyID[e.name] = b.Str(readAt[i].keyID)
 	}
 	for c, i := range contactAt {
-		st.contacts[c] = b.num(i[0]) == 1 || b.num(i[1]) > 0
+		st.contacts[c] = b.Num(i[0]) == 1 || b.Num(i[1]) > 0
 	}
-	st.knownTags = b.strs(knownAt)
+	st.knownTags = b.Strs(knownAt)
 	st.probed = unique(append(append([]string{}, st.knownTags...), fileTags...))
 
 	// Then: tag memberships of our ids, the ids old names map to, and the names of the other
@@ -224,7 +225,7 @@ func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs [
 	for i, t := range st.probed {
 		tagKeys[i] = keys.EntityTag(t)
 	}
-	sizes, members, err := memberships(ctx, conn, tagKeys, ids)
+	sizes, members, err := redisread.Memberships(ctx, conn, tagKeys, ids)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,13 +235,13 @@ func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs [
 			st.tagsOf[id] = append(st.tagsOf[id], t)
 		}
 	}
-	var b2 batch
+	var b2 redisread.Batch
 	nameAt := map[string][2]int{}
 	for _, e := range recs {
 		for _, old := range []string{st.hashName[e.id], st.idName[e.id]} {
 			if _, seen := st.nameID[old]; old != "" && !seen {
 				if _, queued := nameAt[old]; !queued {
-					nameAt[old] = [2]int{b2.add("HGET", keys.EntityIDsByName(), old), b2.add("GET", keys.EntityID(old))}
+					nameAt[old] = [2]int{b2.Add("HGET", keys.EntityIDsByName(), old), b2.Add("GET", keys.EntityID(old))}
 				}
 			}
 		}
@@ -250,19 +251,19 @@ func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs [
 		for _, other := range []string{st.nameID[e.name], st.keyID[e.name]} {
 			if other != "" && !inFile[other] {
 				if _, queued := idAt[other]; !queued {
-					idAt[other] = [2]int{b2.add("HGET", keys.Entity(other), "name"), b2.add("HGET", keys.EntityNamesByID(), other)}
+					idAt[other] = [2]int{b2.Add("HGET", keys.Entity(other), "name"), b2.Add("HGET", keys.EntityNamesByID(), other)}
 				}
 			}
 		}
 	}
-	if err := b2.run(ctx, conn); err != nil {
+	if err := b2.Run(ctx, conn); err != nil {
 		return nil, nil, err
 	}
 	for name, i := range nameAt {
-		st.nameID[name], st.keyID[name] = b2.str(i[0]), b2.str(i[1])
+		st.nameID[name], st.keyID[name] = b2.Str(i[0]), b2.Str(i[1])
 	}
 	for id, i := range idAt {
-		st.hashName[id], st.idName[id] = b2.str(i[0]), b2.str(i[1])
+		st.hashName[id], st.idName[id] = b2.Str(i[0]), b2.Str(i[1])
 	}
 	return st, problems, nil
 }
@@ -331,7 +332,7 @@ func planEntities(keys schema.Keys, recs []*entity, st *entityState) (model.Ops,
 		}
 	}
 	if len(unused) > 0 {
-		chunked(unused, func(part ...any) { ops.SRem(keys.KnownEntityTags(), part...) })
+		ops.SRem(keys.KnownEntityTags(), unused...)
 	}
 	var tags []string
 	for _, e := range recs {
@@ -344,7 +345,7 @@ func planEntities(keys schema.Keys, recs []*entity, st *entityState) (model.Ops,
 			for i, c := range e.contacts {
 				ids[i] = c
 			}
-			chunked(ids, func(part ...any) { ops.SAdd(keys.ContactsFor(e.id), part...) })
+			ops.SAdd(keys.ContactsFor(e.id), ids...)
 		}
 		for _, t := range e.tags {
 			ops.SAdd(keys.EntityTag(t), e.id)
@@ -355,6 +356,8 @@ func planEntities(keys schema.Keys, recs []*entity, st *entityState) (model.Ops,
 	for _, t := range unique(tags) {
 		known = append(known, t)
 	}
-	chunked(known, func(part ...any) { ops.SAdd(keys.KnownEntityTags(), part...) })
+	if len(known) > 0 {
+		ops.SAdd(keys.KnownEntityTags(), known...)
+	}
 	return ops, notes
 }

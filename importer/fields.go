@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/flapjackgo/flapjack/model"
 )
 
 // check collects the problems of one record while its fields are read.
@@ -19,6 +20,16 @@ type check struct {
 
 func (c *check) fail(field, format string, args ...any) {
 	c.problems = append(c.problems, Problem{Index: c.index, ID: c.id, Field: field, Reason: fmt.Sprintf(format, args...)})
+}
+
+// check records reason (from package model's checks) as a problem of field unless it is "",
+// and reports whether the value was valid.
+func (c *check) check(field, reason string) bool {
+	if reason == "" {
+		return true
+	}
+	c.fail(field, "%s", reason)
+	return false
 }
 
 func (c *check) ok() bool { return len(c.problems) == 0 }
@@ -133,11 +144,9 @@ func (c *check) strings(raw json.RawMessage, field string) []string {
 			c.fail(at(field, i), "must be a string")
 			return
 		}
-		if strings.TrimSpace(s) == "" {
-			c.fail(at(field, i), "must not be empty")
-			return
+		if c.check(at(field, i), model.TagProblem(s)) {
+			out = append(out, s)
 		}
-		out = append(out, s)
 	})
 	return out
 }
@@ -174,20 +183,25 @@ func (c *check) boolean(raw json.RawMessage, field string) bool {
 	return false
 }
 
-// integer reads an optional integer of at least min; set is false when absent or invalid.
-func (c *check) integer(raw json.RawMessage, field string, min int64) (n int64, set bool) {
+// integer reads an optional integer; problem (from package model) judges its value, and a value
+// that is not an integer is refused as "must be an integer of at least min". nil when absent or
+// refused.
+func (c *check) integer(raw json.RawMessage, field string, min int64, problem func(int64) string) *int64 {
 	if isNull(raw) {
-		return 0, false
+		return nil
 	}
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-	if err != nil || n < min {
+	if err != nil {
 		c.fail(field, "must be an integer of at least %d", min)
-		return 0, false
+		return nil
 	}
-	return n, true
+	if !c.check(field, problem(n)) {
+		return nil
+	}
+	return &n
 }
 
-// regexes reads an optional array of patterns that must compile as Go RE2 (SPEC 4.7).
+// regexes reads an optional array of patterns (Go RE2, SPEC 4.7).
 func (c *check) regexes(raw json.RawMessage, field string) []string {
 	var out []string
 	c.list(raw, field, "strings", func(i int, item json.RawMessage) {
@@ -196,40 +210,24 @@ func (c *check) regexes(raw json.RawMessage, field string) []string {
 			c.fail(at(field, i), "must be a string")
 			return
 		}
-		if _, err := regexp.Compile(s); err != nil {
-			c.fail(at(field, i), "pattern %q does not compile as a Go RE2 regular expression: %v", s, err)
-			return
+		if c.check(at(field, i), model.PatternProblem(s)) {
+			out = append(out, s)
 		}
-		out = append(out, s)
 	})
 	return out
 }
 
-// mediumName is what a medium may be called: it is part of key names and of the notifier's
-// <medium>_queue setting.
-var mediumName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-
-func (c *check) medium(name, field string) bool {
-	if !mediumName.MatchString(name) {
-		c.fail(field, "medium %q: names are lower-case letters, digits and _", name)
-		return false
+// timeRestrictions reads a rule's time restrictions (their shape is checked by package model)
+// as compact JSON, "[]" when there are none.
+func (c *check) timeRestrictions(raw json.RawMessage, field string) string {
+	if isNull(raw) {
+		return "[]"
 	}
-	return true
-}
-
-// jsonList encodes a list for a rule hash field: a JSON array, "[]" when empty, without HTML
-// escaping so regexes stay readable to other tools.
-func jsonList(v []string) string {
-	if v == nil {
-		v = []string{}
+	compact, problems := model.TimeRestrictions(string(raw))
+	for _, p := range problems {
+		c.fail(field+p.Field, "%s", p.Reason)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(err) // a []string always encodes
-	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return compact
 }
 
 func set(items []string) map[string]bool {

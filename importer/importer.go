@@ -46,11 +46,15 @@
 // for that id (media, intervals, rollup thresholds, PagerDuty credentials, timezone, tags, rules;
 // an entity's name, contacts and tags), deleting what the file no longer lists. Contacts and
 // entities absent from the file are left alone. Re-importing the same file leaves Redis
-// unchanged. One file is written atomically (one model.Apply): all of it or, if any record has a
-// problem, none of it, unless Options.Partial asks for the valid records to be written anyway.
+// unchanged. One file is written atomically (one apply script): all of it or, if any record has
+// a problem, none of it, unless Options.Partial asks for the valid records to be written anyway.
 // The current state is read first (old rules, tag memberships, entity names) to know what to
 // delete; contact_tag sets have no per-contact index, so they are found with SCAN. Needs Redis
 // 6.2 or later (SMISMEMBER, SCAN ... TYPE).
+//
+// This package reads files and reports on them. What a valid contact, medium or rule is, and
+// how one is written, belong to package model (ReplaceContacts, PutRules), which the JSON API
+// uses too; their writes are guarded against concurrent writers (see model.ReplaceContacts).
 package importer
 
 import (
@@ -227,21 +231,6 @@ func outcome(rep *Report, total int, bad map[int]bool, opts Options) error {
 	}
 	rep.Imported, rep.Skipped = total-len(bad), len(bad)
 	return nil
-}
-
-// maxArgs bounds the members of one planned write: the apply script unpacks each write's
-// arguments onto the Lua stack, which holds about 8000 values.
-const maxArgs = 1000
-
-// chunked calls write with items in parts of at most maxArgs.
-func chunked(items []any, write func(part ...any)) {
-	for len(items) > maxArgs {
-		write(items[:maxArgs]...)
-		items = items[maxArgs:]
-	}
-	if len(items) > 0 {
-		write(items...)
-	}
 }
 
 // write records the planned writes in the report and, unless it is a dry run, applies them.

@@ -3,8 +3,8 @@ package importer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -12,12 +12,10 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// ruleRecord is a valid record of a rules file.
+// ruleRecord is a well-formed record of a rules file.
 type ruleRecord struct {
-	index     int
-	contactID string
-	rule      rule
-	notes     []string
+	index int
+	rule  model.Rule
 }
 
 // Rules imports a Flapjack 1.x notification rules file: an array of rule objects, or
@@ -26,7 +24,7 @@ type ruleRecord struct {
 // first). Each rule replaces notification_rule:ID and joins contact_notification_rules:CID; the
 // contact's other rules are left alone, so a rules file adds and updates rules and never deletes
 // one. A rule id that belongs to another contact is a problem. Re-importing the same file leaves
-// Redis unchanged.
+// Redis unchanged. The rules are written by model.PutRules.
 func Rules(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byte, opts Options) (Report, error) {
 	raws, err := records(data, "notification_rules")
 	if err != nil {
@@ -36,31 +34,40 @@ func Rules(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byte, 
 	bad := map[int]bool{}
 	firstUse := map[string]int{} // rule id -> record that uses it first
 	valid := parseRecords(raws, parseRuleRecord, func(i int, r *ruleRecord) []Problem {
-		if prev, dup := firstUse[r.rule.id]; dup {
-			return []Problem{{Index: i, ID: r.rule.id, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev)}}
+		if prev, dup := firstUse[r.rule.ID]; dup {
+			return []Problem{{Index: i, ID: r.rule.ID, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev)}}
 		}
-		firstUse[r.rule.id] = i
+		firstUse[r.rule.ID] = i
 		return nil
 	}, &rep, bad)
-	problems, err := checkRuleOwners(ctx, conn, keys, valid)
+	rules := make([]model.Rule, len(valid))
+	for i, r := range valid {
+		rules[i] = r.rule
+	}
+	res, err := model.PutRules(ctx, conn, keys, rules,
+		model.ReplaceOptions{Partial: opts.Partial, DryRun: opts.DryRun || (len(bad) > 0 && !opts.Partial)})
 	if err != nil {
 		return Report{}, err
 	}
-	for _, p := range problems {
-		rep.Problems = append(rep.Problems, p)
-		bad[p.Index] = true
+	for _, p := range res.Problems {
+		r := valid[p.Index]
+		reason := p.Reason
+		if errors.Is(p.Err, model.ErrNotFound) {
+			reason += " (import contacts first)"
+		}
+		rep.Problems = append(rep.Problems, Problem{Index: r.index, ID: r.rule.ID, Field: p.Field, Reason: reason})
+		bad[r.index] = true
 	}
 	if err := outcome(&rep, len(raws), bad, opts); err != nil {
 		return rep, err
 	}
-	ops := planRules(keys, valid, bad)
 	for _, r := range valid {
 		if !bad[r.index] {
-			rep.Notes = append(rep.Notes, r.notes...)
+			rep.Notes = append(rep.Notes, model.RuleWarnings(r.rule)...)
 		}
 	}
-	err = write(ctx, conn, "rules", ops, opts, &rep)
-	return rep, err
+	rep.Writes = res.Writes
+	return rep, nil
 }
 
 // parseRuleRecord reads one record of a rules file. Its id is required: a generated one would
@@ -80,54 +87,9 @@ func parseRuleRecord(index int, raw json.RawMessage) (*ruleRecord, []Problem) {
 	if !c.ok() {
 		return nil, c.problems
 	}
-	rec := &ruleRecord{index: index, contactID: contactID}
-	// Time restrictions are read in the contact's zone by the notifier; their syntax, all that
-	// is checked here, does not depend on it.
-	r, ok := parseRule(c, "", contactID, index, raw, time.UTC, &rec.notes)
+	r, ok := parseRule(c, "", contactID, index, raw)
 	if !ok {
 		return nil, c.problems
 	}
-	rec.rule = r
-	return rec, nil
-}
-
-// checkRuleOwners refuses rules of contacts that do not exist and rules whose id belongs to
-// another contact.
-func checkRuleOwners(ctx context.Context, conn redis.Conn, keys schema.Keys, recs []*ruleRecord) ([]Problem, error) {
-	var b batch
-	contactAt := make([]int, len(recs))
-	ownerAt := make([]int, len(recs))
-	for i, r := range recs {
-		contactAt[i] = b.add("SISMEMBER", keys.AllContacts(), r.contactID)
-		ownerAt[i] = b.add("HGET", keys.Rule(r.rule.id), "contact_id")
-	}
-	if err := b.run(ctx, conn); err != nil {
-		return nil, err
-	}
-	var problems []Problem
-	for i, r := range recs {
-		if b.num(contactAt[i]) != 1 {
-			problems = append(problems, Problem{Index: r.index, ID: r.rule.id, Field: "contact_id",
-				Reason: fmt.Sprintf("contact %q does not exist (import contacts first)", r.contactID)})
-		}
-		if owner := b.str(ownerAt[i]); owner != "" && owner != r.contactID {
-			problems = append(problems, Problem{Index: r.index, ID: r.rule.id, Field: "id",
-				Reason: fmt.Sprintf("rule %q belongs to contact %q", r.rule.id, owner)})
-		}
-	}
-	return problems, nil
-}
-
-// planRules replaces each good rule's hash and lists it for its contact.
-func planRules(keys schema.Keys, recs []*ruleRecord, bad map[int]bool) model.Ops {
-	var ops model.Ops
-	for _, r := range recs {
-		if bad[r.index] {
-			continue
-		}
-		ops.Del(keys.Rule(r.rule.id))
-		ops.HSet(keys.Rule(r.rule.id), r.rule.fields...)
-		ops.SAdd(keys.ContactRules(r.contactID), r.rule.id)
-	}
-	return ops
+	return &ruleRecord{index: index, rule: r}, nil
 }

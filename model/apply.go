@@ -27,16 +27,31 @@ func (o *Ops) add(cmd string, args ...any) {
 	o.n++
 }
 
+// maxOpArgs bounds the members of one write: the apply script unpacks each write's arguments
+// onto the Lua stack, which holds about 8000 values. Longer writes are split.
+const maxOpArgs = 1000
+
+// addSplit adds cmd key items..., as several writes when items are many; step keeps pairs
+// (field, value) together.
+func (o *Ops) addSplit(cmd, key string, items []any, step int) {
+	for {
+		n := min(len(items), maxOpArgs-maxOpArgs%step)
+		o.add(cmd, append([]any{key}, items[:n]...)...)
+		items = items[n:]
+		if len(items) == 0 {
+			return
+		}
+	}
+}
+
 // Len is the number of writes.
 func (o *Ops) Len() int { return o.n }
 
 // HSet sets hash fields (pairs of field, value).
-func (o *Ops) HSet(key string, fieldValues ...any) {
-	o.add("HSET", append([]any{key}, fieldValues...)...)
-}
+func (o *Ops) HSet(key string, fieldValues ...any) { o.addSplit("HSET", key, fieldValues, 2) }
 
 // HDel deletes hash fields.
-func (o *Ops) HDel(key string, fields ...any) { o.add("HDEL", append([]any{key}, fields...)...) }
+func (o *Ops) HDel(key string, fields ...any) { o.addSplit("HDEL", key, fields, 1) }
 
 // Set sets a string.
 func (o *Ops) Set(key string, value any) { o.add("SET", key, value) }
@@ -50,7 +65,13 @@ func (o *Ops) SetEx(key string, value any, ttl int64) {
 }
 
 // Del deletes keys.
-func (o *Ops) Del(keys ...any) { o.add("DEL", keys...) }
+func (o *Ops) Del(keys ...any) {
+	for len(keys) > maxOpArgs {
+		o.add("DEL", keys[:maxOpArgs]...)
+		keys = keys[maxOpArgs:]
+	}
+	o.add("DEL", keys...)
+}
 
 // Expire sets a key's time to live.
 func (o *Ops) Expire(key string, ttl int64) { o.add("EXPIRE", key, ttl) }
@@ -59,19 +80,19 @@ func (o *Ops) Expire(key string, ttl int64) { o.add("EXPIRE", key, ttl) }
 func (o *Ops) ZAdd(key string, score any, member any) { o.add("ZADD", key, score, member) }
 
 // ZRem removes members.
-func (o *Ops) ZRem(key string, members ...any) { o.add("ZREM", append([]any{key}, members...)...) }
+func (o *Ops) ZRem(key string, members ...any) { o.addSplit("ZREM", key, members, 1) }
 
 // RPush appends values.
-func (o *Ops) RPush(key string, values ...any) { o.add("RPUSH", append([]any{key}, values...)...) }
+func (o *Ops) RPush(key string, values ...any) { o.addSplit("RPUSH", key, values, 1) }
 
 // LPush prepends values.
-func (o *Ops) LPush(key string, values ...any) { o.add("LPUSH", append([]any{key}, values...)...) }
+func (o *Ops) LPush(key string, values ...any) { o.addSplit("LPUSH", key, values, 1) }
 
 // SAdd adds set members.
-func (o *Ops) SAdd(key string, members ...any) { o.add("SADD", append([]any{key}, members...)...) }
+func (o *Ops) SAdd(key string, members ...any) { o.addSplit("SADD", key, members, 1) }
 
 // SRem removes set members.
-func (o *Ops) SRem(key string, members ...any) { o.add("SREM", append([]any{key}, members...)...) }
+func (o *Ops) SRem(key string, members ...any) { o.addSplit("SREM", key, members, 1) }
 
 // HIncrBy increments a hash field.
 func (o *Ops) HIncrBy(key, field string, by int64) { o.add("HINCRBY", key, field, by) }
@@ -176,14 +197,27 @@ func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 			}
 		}
 	}
-	parts, err := redis.Values(applyScript.Do(conn, ApplyArgs(t, records)...))
+	statuses, err := decodeApply(applyScript.Do(conn, ApplyArgs(t, records)...))
+	if err != nil {
+		return statuses, err
+	}
+	if len(statuses) != len(records) {
+		return nil, fmt.Errorf("apply writes: %d statuses for %d records", len(statuses), len(records))
+	}
+	return statuses, nil
+}
+
+// decodeApply reads the apply script's reply: the statuses, and a *WriteError (with them)
+// when Redis refused some writes.
+func decodeApply(reply any, err error) ([]Status, error) {
+	parts, err := redis.Values(reply, err)
 	if err != nil {
 		return nil, fmt.Errorf("apply writes: %w", err)
 	}
 	if len(parts) != 2 {
 		return nil, fmt.Errorf("apply writes: unexpected reply of %d parts", len(parts))
 	}
-	reply, err := redis.Int64s(parts[0], nil)
+	codes, err := redis.Int64s(parts[0], nil)
 	if err != nil {
 		return nil, fmt.Errorf("apply writes: statuses: %w", err)
 	}
@@ -191,11 +225,8 @@ func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply writes: errors: %w", err)
 	}
-	if len(reply) != len(records) {
-		return nil, fmt.Errorf("apply writes: %d statuses for %d records", len(reply), len(records))
-	}
-	out := make([]Status, len(reply))
-	for i, s := range reply {
+	out := make([]Status, len(codes))
+	for i, s := range codes {
 		out[i] = Status(s)
 	}
 	if len(refused) > 0 {

@@ -124,12 +124,18 @@ func (rt *runtime) maybeEmbedRedis() (bool, error) {
 const demoContact = "operator"
 
 func (rt *runtime) seedDemoContact(ctx context.Context) error {
-	err := rt.withConn(ctx, func(conn redis.Conn) error {
-		return model.CreateDemoContact(conn, rt.keys, demoContact, "log", "stdout")
+	demo := model.ContactData{ID: demoContact, ContactInfo: model.ContactInfo{FirstName: "Operator", LastName: "(demo)"},
+		Media: []model.Medium{{Name: "log", Address: "stdout"}}}
+	var created bool
+	err := rt.withConn(ctx, func(conn redis.Conn) (err error) {
+		created, err = model.SeedContact(ctx, conn, rt.keys, demo, true)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("create demo contact: %w", err)
 	}
-	rt.log.Info("demo contact created", zap.String("contact", demoContact), zap.String("medium", "log"))
+	if created {
+		rt.log.Info("demo contact created", zap.String("contact", demoContact), zap.String("medium", "log"))
+	}
 	return nil
 }

@@ -1,4 +1,7 @@
-package importer
+// Package redisread holds the pipelined reads that plan a bulk write (an import, a contact
+// replaced with its rules and tags): queue commands, send them in one round trip, read each
+// reply; list set keys with SCAN; find which of some ids a set holds.
+package redisread
 
 import (
 	"context"
@@ -9,22 +12,22 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// batch pipelines reads: queue commands, run them in one round trip, then read each reply.
-type batch struct {
+// Batch pipelines reads: queue commands, run them in one round trip, then read each reply.
+type Batch struct {
 	cmds    [][]any
 	replies []any
 	errs    []error
 }
 
-// add queues a command and returns the index of its reply.
-func (b *batch) add(cmd string, args ...any) int {
+// Add queues a command and returns the index of its reply.
+func (b *Batch) Add(cmd string, args ...any) int {
 	b.cmds = append(b.cmds, append([]any{cmd}, args...))
 	return len(b.cmds) - 1
 }
 
-// run sends the queued commands. A reply that is a Redis error (WRONGTYPE...) is kept for its
+// Run sends the queued commands. A reply that is a Redis error (WRONGTYPE...) is kept for its
 // reader; a connection error fails the whole batch.
-func (b *batch) run(ctx context.Context, conn redis.Conn) error {
+func (b *Batch) Run(ctx context.Context, conn redis.Conn) error {
 	if len(b.cmds) == 0 {
 		return nil
 	}
@@ -52,39 +55,39 @@ func (b *batch) run(ctx context.Context, conn redis.Conn) error {
 	return nil
 }
 
-// str is a string reply; nil, missing and error replies read as "".
-func (b *batch) str(i int) string {
+// Str is a string reply; nil, missing and error replies read as "".
+func (b *Batch) Str(i int) string {
 	s, _ := redis.String(b.replies[i], b.errs[i])
 	return s
 }
 
-// strs is a multi-bulk reply of strings; error replies read as empty.
-func (b *batch) strs(i int) []string {
+// Strs is a multi-bulk reply of strings; error replies read as empty.
+func (b *Batch) Strs(i int) []string {
 	v, _ := redis.Strings(b.replies[i], b.errs[i])
 	return v
 }
 
-// ints is a multi-bulk reply of integers (SMISMEMBER).
-func (b *batch) ints(i int) []int {
+// Ints is a multi-bulk reply of integers (SMISMEMBER).
+func (b *Batch) Ints(i int) []int {
 	v, _ := redis.Ints(b.replies[i], b.errs[i])
 	return v
 }
 
-// num is an integer reply.
-func (b *batch) num(i int) int64 {
+// Num is an integer reply.
+func (b *Batch) Num(i int) int64 {
 	v, _ := redis.Int64(b.replies[i], b.errs[i])
 	return v
 }
 
-// typeOK tells whether the TYPE reply at i is want or none (the key does not exist yet).
-func (b *batch) typeOK(i int, want string) (string, bool) {
-	t := b.str(i)
+// TypeOK tells whether the TYPE reply at i is want or none (the key does not exist yet).
+func (b *Batch) TypeOK(i int, want string) (string, bool) {
+	t := b.Str(i)
 	return t, t == "none" || t == want
 }
 
-// scanSets lists the set keys starting with base (SCAN: non-blocking, one pass over the
+// ScanSets lists the set keys starting with base (SCAN: non-blocking, one pass over the
 // keyspace), returning the part of each key after base.
-func scanSets(ctx context.Context, conn redis.Conn, base string) ([]string, error) {
+func ScanSets(ctx context.Context, conn redis.Conn, base string) ([]string, error) {
 	pattern := globEscape(base) + "*"
 	cursor := "0"
 	var out []string
@@ -131,15 +134,15 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// memberships tells, for each set key, its size and which of ids it holds. It costs about
+// Memberships tells, for each set key, its size and which of ids it holds. It costs about
 // min(size, len(ids)) per set: small sets are read whole (SMEMBERS), big ones asked about ids
 // (SMISMEMBER), so a file of many records against many tags stays linear.
-func memberships(ctx context.Context, conn redis.Conn, setKeys []string, ids []string) ([]int64, []map[string]bool, error) {
-	var sizes batch
+func Memberships(ctx context.Context, conn redis.Conn, setKeys []string, ids []string) ([]int64, []map[string]bool, error) {
+	var sizes Batch
 	for _, k := range setKeys {
-		sizes.add("SCARD", k)
+		sizes.Add("SCARD", k)
 	}
-	if err := sizes.run(ctx, conn); err != nil {
+	if err := sizes.Run(ctx, conn); err != nil {
 		return nil, nil, err
 	}
 	want := set(ids)
@@ -149,20 +152,20 @@ func memberships(ctx context.Context, conn redis.Conn, setKeys []string, ids []s
 	}
 	out := make([]map[string]bool, len(setKeys))
 	size := make([]int64, len(setKeys))
-	var b batch
+	var b Batch
 	at := make([]int, len(setKeys))
 	for i, k := range setKeys {
-		size[i] = sizes.num(i)
+		size[i] = sizes.Num(i)
 		switch {
 		case size[i] == 0 || len(ids) == 0:
 			at[i] = -1
 		case size[i] <= int64(len(ids)):
-			at[i] = b.add("SMEMBERS", k)
+			at[i] = b.Add("SMEMBERS", k)
 		default:
-			at[i] = b.add("SMISMEMBER", append([]any{k}, args...)...)
+			at[i] = b.Add("SMISMEMBER", append([]any{k}, args...)...)
 		}
 	}
-	if err := b.run(ctx, conn); err != nil {
+	if err := b.Run(ctx, conn); err != nil {
 		return nil, nil, err
 	}
 	for i, k := range setKeys {
@@ -174,14 +177,14 @@ func memberships(ctx context.Context, conn redis.Conn, setKeys []string, ids []s
 			return nil, nil, fmt.Errorf("read %s: %w", k, err)
 		}
 		if size[i] <= int64(len(ids)) {
-			for _, m := range b.strs(at[i]) {
+			for _, m := range b.Strs(at[i]) {
 				if want[m] {
 					out[i][m] = true
 				}
 			}
 			continue
 		}
-		for j, flag := range b.ints(at[i]) {
+		for j, flag := range b.Ints(at[i]) {
 			if flag == 1 {
 				out[i][ids[j]] = true
 			}
@@ -189,3 +192,30 @@ func memberships(ctx context.Context, conn redis.Conn, setKeys []string, ids []s
 	}
 	return size, out, nil
 }
+
+// Err is the Redis error reply at i (WRONGTYPE...), nil when the command succeeded.
+func (b *Batch) Err(i int) error { return b.errs[i] }
+
+func set(items []string) map[string]bool {
+	m := make(map[string]bool, len(items))
+	for _, s := range items {
+		m[s] = true
+	}
+	return m
+}
+
+// unique returns items without repeats, in first-seen order.
+func unique(items []string) []string {
+	seen := make(map[string]bool, len(items))
+	out := items[:0:0]
+	for _, s := range items {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Reply is the reply at i with its Redis error, for the redis.X helpers.
+func (b *Batch) Reply(i int) (any, error) { return b.replies[i], b.errs[i] }
