@@ -88,18 +88,7 @@ func (t *txn) readContacts(ids, ruleIDs, tags []string, withTags bool) (*contact
 	}
 
 	if withTags {
-		tags, err := redisread.ScanSets(t.ctx, t.conn, keys.ContactTag(""))
-		if err != nil {
-			return nil, err
-		}
-		tagKeys := make([]string, len(tags))
-		for i, tag := range tags {
-			tagKeys[i] = keys.ContactTag(tag)
-		}
-		if err := t.watchNow(tagKeys...); err != nil {
-			return nil, err
-		}
-		_, members, err := redisread.Memberships(t.ctx, t.conn, tagKeys, ids)
+		tags, _, members, err := t.watchedMemberships(keys.ContactTag, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -464,18 +453,7 @@ func DeleteContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 		if err := missing("contact", ids, func(i int) bool { return st.exists[ids[i]] }); err != nil {
 			return nil, err
 		}
-		interested, err := redisread.ScanSets(t.ctx, t.conn, keys.ContactsFor(""))
-		if err != nil {
-			return nil, err
-		}
-		setKeys := make([]string, len(interested))
-		for i, s := range interested {
-			setKeys[i] = keys.ContactsFor(s)
-		}
-		if err := t.watchNow(setKeys...); err != nil {
-			return nil, err
-		}
-		_, members, err := redisread.Memberships(t.ctx, t.conn, setKeys, ids)
+		_, setKeys, members, err := t.watchedMemberships(keys.ContactsFor, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -523,6 +501,28 @@ func SetMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, contactID 
 		writeMedia(&ops, keys, contactID, media, false)
 		return &ops, nil
 	})
+}
+
+// watchedMemberships finds every set of a family (family("") is its prefix), watches them all
+// and says which of ids each holds: the names after the prefix, the set keys and, per set, its
+// members among ids.
+func (t *txn) watchedMemberships(family func(string) string, ids []string) ([]string, []string, []map[string]bool, error) {
+	names, err := redisread.ScanSets(t.ctx, t.conn, family(""))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	setKeys := make([]string, len(names))
+	for i, name := range names {
+		setKeys[i] = family(name)
+	}
+	if err := t.watchNow(setKeys...); err != nil {
+		return nil, nil, nil, err
+	}
+	_, members, err := redisread.Memberships(t.ctx, t.conn, setKeys, ids)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return names, setKeys, members, nil
 }
 
 // mustExist WATCHes the contact and all_contacts and returns a *NotFoundError when the contact
