@@ -83,6 +83,7 @@ var Core = Table{
 	{Key: "redis.tls.insecure_skip_verify", Kind: Bool, Default: "false", Usage: "do not verify the Redis server certificate (testing only)"},
 	{Key: "redis.pool_size", Kind: Int, Default: "32", Usage: "maximum Redis connections per process"},
 
+	{Key: "executive.enabled", Kind: Bool, Default: "true", Usage: "run the executive in `server`"},
 	{Key: "executive.queue", Default: "events", Usage: "list events are queued on (POST /events, the CLI, receivers, Jabber and PagerDuty acknowledgements) and the executive takes them from"},
 	{Key: "executive.notifier_queue", AliasOf: "notifier.queue", Usage: "deprecated: use notifier.queue"},
 	{Key: "executive.initial_failure_delay", Kind: Duration, Default: "30s", Usage: "how long a failure must last before the first problem notification (per-event initial_failure_delay overrides)"},
@@ -96,15 +97,18 @@ var Core = Table{
 	{Key: "executive.max_future_skew", Kind: Duration, Default: "5m", Usage: "an event time further in the future than this is not trusted for ordering"},
 	{Key: "executive.batch_size", Kind: Int, Default: "256", Usage: "events claimed per batch"},
 
+	{Key: "notifier.enabled", Kind: Bool, Default: "true", Usage: "run the notifier in `server`"},
 	{Key: "notifier.queue", Default: "notifications", Usage: "list the executive pushes notifications onto and the notifier takes them from"},
 	{Key: "notifier.default_contact_timezone", Default: "", Usage: "timezone of contacts without one (default: the TZ environment variable, else UTC)"},
 	{Key: "notifier.default_interval", Kind: Duration, Default: "15m", Usage: "repeat interval of a contact's medium without its own (Flapjack: 900 s)"},
 	{Key: "notifier.batch_size", Kind: Int, Default: "64", Usage: "notifications claimed per batch"},
 
+	{Key: "retention.enabled", Kind: Bool, Default: "true", Usage: "trim history continuously in `server` and `executive`"},
 	{Key: "retention.max_age", Kind: Duration, Default: "90 days", Usage: "history (state changes, notifications, maintenance windows) older than this is removed continuously (0 = keep)"},
 	{Key: "retention.max_entries", Kind: Int, Default: "10000", Usage: "state changes kept per check (0 = no limit)"},
 	{Key: "retention.interval", Kind: Duration, Default: "5m", Usage: "how often the retention sweep runs (in `server` and `executive`)"},
 
+	{Key: "http.enabled", Kind: Bool, Default: "true", Usage: "serve http.addr in `server` (`flapjack api` serves it alone)"},
 	{Key: "http.addr", Default: "127.0.0.1:3081", Usage: "address of the HTTP listener (/metrics, /healthz, /readyz, POST /events); non-loopback needs http.token"},
 	{Key: "http.token", Default: "", Usage: "bearer token required by write endpoints", Secret: true},
 	{Key: "http.max_body_bytes", Kind: Int, Default: "1048576", Usage: "largest accepted request body"},

@@ -36,6 +36,8 @@ type Registry struct {
 	Log        *zap.Logger
 	// Stats, when set, adds fields (processed counts...) to every heartbeat.
 	Stats func() map[string]int64
+	// Fields are more fields written with every heartbeat (a process record's stages).
+	Fields map[string]string
 	// KeepAlive lists more keys of this instance whose expiry every heartbeat renews, with their
 	// time to live (the executive's event_counters:HOST:PID, 12 days as in Flapjack).
 	KeepAlive map[string]time.Duration
@@ -87,6 +89,9 @@ func (r *Registry) Heartbeat(ctx context.Context) error {
 		for k, v := range r.Stats() {
 			args = args.Add(k, v)
 		}
+	}
+	for k, v := range r.Fields {
+		args = args.Add(k, v)
 	}
 	ttl := int64((3 * r.beat()).Seconds())
 	if ttl < 1 {

@@ -77,6 +77,8 @@ type Snapshot struct {
 	// FailingTotal - len(FailingList)).
 	FailingList  []CheckRow `json:"failing"`
 	FailingTotal int64      `json:"failing_total"`
+	// Processes are the flapjack processes with the stages each runs.
+	Processes []Process `json:"processes"`
 }
 
 // WriteFailing prints the failing checks under the health summary (see WriteChecks).
@@ -103,6 +105,9 @@ func Read(conn redis.Conn, keys schema.Keys, o Options, now time.Time) (Snapshot
 	if err := readInstances(conn, keys, o, now, &s); err != nil {
 		return s, err
 	}
+	if err := readProcesses(conn, keys, o.staleAfter(), now, &s); err != nil {
+		return s, err
+	}
 	if err := readQueues(conn, keys, o, &s); err != nil {
 		return s, err
 	}
@@ -122,11 +127,16 @@ func Read(conn redis.Conn, keys schema.Keys, o Options, now time.Time) (Snapshot
 	return s, nil
 }
 
-func readInstances(conn redis.Conn, keys schema.Keys, o Options, now time.Time, s *Snapshot) error {
-	stale := o.StaleAfter
-	if stale <= 0 {
-		stale = 15 * time.Second
+// staleAfter is how old a heartbeat may be before its instance counts as dead.
+func (o Options) staleAfter() time.Duration {
+	if o.StaleAfter <= 0 {
+		return 15 * time.Second
 	}
+	return o.StaleAfter
+}
+
+func readInstances(conn redis.Conn, keys schema.Keys, o Options, now time.Time, s *Snapshot) error {
+	stale := o.staleAfter()
 	for _, stage := range o.Stages {
 		ids, err := redis.Strings(conn.Do("SMEMBERS", keys.Instances(stage)))
 		if err != nil {
@@ -272,6 +282,11 @@ func (s Snapshot) Problems(maxDepth int64) []string {
 	for _, in := range s.Instances {
 		if in.Stale {
 			out = append(out, fmt.Sprintf("%s %s is stale: last heartbeat %ds ago", in.Stage, in.ID, in.HeartbeatAge))
+		}
+	}
+	for _, p := range s.Processes {
+		if p.Stale {
+			out = append(out, fmt.Sprintf("process %s (%s) is stale: last heartbeat %ds ago", p.ID, strings.Join(p.Stages, ", "), p.HeartbeatAge))
 		}
 	}
 	if maxDepth > 0 {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/internal/embeddedredis"
-	"github.com/flapjackgo/flapjack/lifecycle"
 	"github.com/flapjackgo/flapjack/model"
 )
 
@@ -21,7 +20,10 @@ func serverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "server",
 		Usage: "run everything in one process: executive, notifier, enabled gateways, retention and the HTTP listener",
-		Description: `With no redis.url (nor Sentinel) configured and no Redis answering at 127.0.0.1:6379, an
+		Description: `Each stage has a switch (executive.enabled, notifier.enabled, retention.enabled, http.enabled,
+gateways.<name>.enabled); the log says which stages run, and a server with none refuses to start.
+
+With no redis.url (nor Sentinel) configured and no Redis answering at 127.0.0.1:6379, an
 embedded Redis-compatible server is started in-process (nothing is persisted) and a demo contact
 "operator" receives every alert on the log medium, printed on standard output.`,
 		Action: func(c *cli.Context) error {
@@ -35,9 +37,7 @@ embedded Redis-compatible server is started in-process (nothing is persisted) an
 					return rt.seedDemoContact(ctx)
 				},
 			}
-			return runStages(c, h, executiveStages(false), notifierStages, func(p *process) ([]lifecycle.Stage, error) {
-				return gatewayStages(enabledGateways(p.values)...)(p)
-			}, httpStages)
+			return runStages(c, h, serverStages)
 		},
 	}
 }
@@ -50,7 +50,22 @@ func executiveCommand() *cli.Command {
 state on the Flapjack 1.x key layout and pushes notifications to the notifications list.`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "exit-when-empty", Usage: "stop (exit 0) once the events list is empty: for batch runs and benchmarks"}},
 		Action: func(c *cli.Context) error {
-			return runStages(c, hooks{}, executiveStages(c.Bool("exit-when-empty")))
+			if c.Bool("exit-when-empty") {
+				return runStages(c, hooks{}, executiveStages(true))
+			}
+			return runStages(c, hooks{}, executiveStages(false), retentionStages)
+		},
+	}
+}
+
+func apiCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "api",
+		Usage: "serve http.addr alone: POST /events, metrics, health; no stage runs, nothing is consumed",
+		Description: `Holds no state of its own and starts in well under a second: run as many as wanted behind a
+load balancer, apart from the executives (see the README's deployment shapes).`,
+		Action: func(c *cli.Context) error {
+			return runStages(c, hooks{}, httpStages)
 		},
 	}
 }

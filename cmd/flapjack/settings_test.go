@@ -119,6 +119,13 @@ func TestEveryComponentReadsKnownSettings(t *testing.T) {
 		if _, err := httpStages(p); err != nil {
 			return err
 		}
+		if _, err := retentionStages(p); err != nil {
+			return err
+		}
+		processRecord(p, []string{"probe"})
+		if _, err := serverStages(&process{runtime: rt, reg: newRegistry(), tracker: &lifecycle.Tracker{}}); err != nil {
+			return err
+		}
 		for _, m := range media.WithGateway() {
 			// Jabber and PagerDuty refuse empty credentials; what matters is that no read panics.
 			gatewayStages(m.Name)(&process{runtime: rt, reg: newRegistry(), tracker: &lifecycle.Tracker{}})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,7 +21,9 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/lifecycle"
 	"github.com/flapjackgo/flapjack/notifier"
+	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/retention"
+	"github.com/flapjackgo/flapjack/status"
 )
 
 // shutdownGrace bounds how long stages get to finish their in-flight work after SIGTERM.
@@ -79,6 +82,9 @@ func runStages(c *cli.Context, h hooks, builders ...stageBuilder) error {
 		}
 		stages = append(stages, s...)
 	}
+	if len(stages) == 0 {
+		return usageError("nothing to run: every stage of this command is switched off (%s)", strings.Join(stageSwitches(), ", "))
+	}
 	p.reg.MustRegister(rt.statusCollector())
 	if addr := rt.values.String("metrics.addr"); addr != "" && !servesHTTP(stages) {
 		stages = append(stages, lifecycle.Stage{Name: "metrics listener", Auxiliary: true, Run: func(ctx context.Context) error {
@@ -86,6 +92,7 @@ func runStages(c *cli.Context, h hooks, builders ...stageBuilder) error {
 		}})
 	}
 	rt.log.Info("starting", zap.String("version", version), zap.Strings("stages", lifecycle.Names(stages)))
+	stages = append(stages, processRecord(p, lifecycle.Names(stages)))
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
 	go rt.reloadOnHUP(ctx)
@@ -122,8 +129,66 @@ func httpStages(p *process) ([]lifecycle.Stage, error) {
 	return []lifecycle.Stage{{Name: httpStage, Run: func(ctx context.Context) error { return api.Serve(ctx, o) }}}, nil
 }
 
+// processRecord keeps this process's record (process_instance:HOST:PID, with the names of its
+// stages) alive while it runs, so `status` lists every process and what it runs.
+func processRecord(p *process, names []string) lifecycle.Stage {
+	reg := &queue.Registry{Pool: p.pool, Keys: p.keys, Spec: queue.Spec{Stage: status.ProcessStage}, ID: p.identity,
+		Clock: p.clock, Version: version, Beat: p.heartbeat(), Log: p.log.With(zap.String("stage", status.ProcessStage)),
+		Fields: map[string]string{"stages": strings.Join(names, ",")}}
+	return lifecycle.Stage{Name: "process record", Auxiliary: true, Run: func(ctx context.Context) error {
+		if err := reg.Register(ctx); err != nil {
+			p.log.Warn("process record not written; status will not list this process until Redis answers", zap.Error(err))
+		}
+		reg.Run(ctx)
+		return reg.Deregister(context.WithoutCancel(ctx))
+	}}
+}
+
+// serverStages are the stages whose switches are on: everything by default.
+func serverStages(p *process) ([]lifecycle.Stage, error) {
+	v := p.values
+	var builders []stageBuilder
+	if v.Bool("executive.enabled") {
+		builders = append(builders, executiveStages(false))
+	}
+	builders = append(builders, retentionStages)
+	if v.Bool("notifier.enabled") {
+		builders = append(builders, notifierStages)
+	}
+	builders = append(builders, gatewayStages(enabledGateways(v)...))
+	if v.Bool("http.enabled") {
+		builders = append(builders, httpStages)
+	}
+	var stages []lifecycle.Stage
+	for _, build := range builders {
+		s, err := build(p)
+		if err != nil {
+			return nil, err
+		}
+		stages = append(stages, s...)
+	}
+	return stages, nil
+}
+
+// stageSwitches are the settings that switch `server`'s stages on and off.
+func stageSwitches() []string {
+	out := []string{"executive.enabled", "notifier.enabled", "retention.enabled", "http.enabled"}
+	for _, m := range media.WithGateway() {
+		out = append(out, gateways.EnabledSetting(m.Name))
+	}
+	return out
+}
+
+// retentionStages trim history continuously (SPEC 4.12) unless retention.enabled is off.
+func retentionStages(p *process) ([]lifecycle.Stage, error) {
+	if !p.values.Bool("retention.enabled") {
+		return nil, nil
+	}
+	return []lifecycle.Stage{retentionStage(p)}, nil
+}
+
 // executiveStages run the executive; exitWhenEmpty ends it (and the process) once events is
-// empty, and leaves retention out.
+// empty.
 func executiveStages(exitWhenEmpty bool) stageBuilder {
 	return func(p *process) ([]lifecycle.Stage, error) {
 		cfg, err := p.executiveConfig()
@@ -134,11 +199,7 @@ func executiveStages(exitWhenEmpty bool) stageBuilder {
 			Pool: p.pool, Keys: p.keys, Config: cfg, Clock: p.clock, Log: p.log,
 			Metrics: executive.NewMetrics(p.reg), Identity: p.identity, Version: version, Beat: p.heartbeat(),
 		})
-		stages := []lifecycle.Stage{{Name: executive.Stage, Run: func(ctx context.Context) error { return x.Run(ctx, exitWhenEmpty) }}}
-		if !exitWhenEmpty {
-			stages = append(stages, retentionStage(p))
-		}
-		return stages, nil
+		return []lifecycle.Stage{{Name: executive.Stage, Run: func(ctx context.Context) error { return x.Run(ctx, exitWhenEmpty) }}}, nil
 	}
 }
 

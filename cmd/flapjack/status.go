@@ -70,13 +70,16 @@ func statusCommand() *cli.Command {
 func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems []string) error {
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "redis\t%s\n\n", redisURL)
-	fmt.Fprintln(w, "STAGE\tINSTANCE\tVERSION\tHEARTBEAT\tPROCESSED\tCLAIMED\tSTATE")
+	fmt.Fprintln(w, "PROCESS\tVERSION\tHEARTBEAT\tSTATE\tSTAGES")
+	for _, p := range s.Processes {
+		fmt.Fprintf(w, "%s\t%s\t%ds ago\t%s\t%s\n", p.ID, p.Version, p.HeartbeatAge, liveness(p.Stale), strings.Join(p.Stages, ", "))
+	}
+	if len(s.Processes) == 0 {
+		fmt.Fprintln(w, "(no processes running)")
+	}
+	fmt.Fprintln(w, "\nSTAGE\tINSTANCE\tVERSION\tHEARTBEAT\tPROCESSED\tCLAIMED\tSTATE")
 	for _, in := range s.Instances {
-		state := "live"
-		if in.Stale {
-			state = "STALE"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%ds ago\t%s\t%d\t%s\n", in.Stage, in.ID, in.Version, in.HeartbeatAge, in.ProcessedText(), in.Processing, state)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%ds ago\t%s\t%d\t%s\n", in.Stage, in.ID, in.Version, in.HeartbeatAge, in.ProcessedText(), in.Processing, liveness(in.Stale))
 	}
 	if len(s.Instances) == 0 {
 		fmt.Fprintln(w, "(no instances running)")
@@ -106,6 +109,13 @@ func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems []s
 		return err
 	}
 	return s.WriteFailing(out)
+}
+
+func liveness(stale bool) string {
+	if stale {
+		return "STALE"
+	}
+	return "live"
 }
 
 func checksCommand() *cli.Command {
