@@ -154,7 +154,7 @@ func (rt *runtime) statusOptions() status.Options {
 			queues = append(queues, q)
 			delete(mediumQueues, m.Name)
 		}
-		if m.Stages != nil {
+		if m.Stages != nil && !m.Unqueued {
 			stages = append(stages, gateways.Stage(m.Name))
 		}
 	}

@@ -16,7 +16,8 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/pagerduty"
 )
 
-// All lists the media in the order they are documented.
+// All lists the media in the order they are documented, and the gateways that take no alerts
+// from a queue (Unqueued).
 var All = []gateways.Medium{
 	jabber.Spec,
 	pagerduty.Spec,
@@ -59,7 +60,9 @@ func GatewayNames(sep string) string {
 func DefaultQueues() map[string]string {
 	out := make(map[string]string, len(All))
 	for _, m := range All {
-		out[m.Name] = gateways.DefaultQueue(m.Name)
+		if !m.Unqueued {
+			out[m.Name] = gateways.DefaultQueue(m.Name)
+		}
 	}
 	return out
 }
@@ -69,14 +72,18 @@ func DefaultQueues() map[string]string {
 func Table() config.Table {
 	var queues, gws config.Table
 	for _, m := range All {
-		queues = append(queues, queueSetting(m))
+		if !m.Unqueued {
+			queues = append(queues, queueSetting(m))
+		}
 		if m.Stages == nil {
 			continue
 		}
 		gws = append(gws, config.Setting{Key: gateways.EnabledSetting(m.Name), Kind: config.Bool,
 			Default: fmt.Sprint(m.EnabledByDefault), Usage: fmt.Sprintf("run the %s gateway in `server`", m.Name)})
-		gws = append(gws, config.Setting{Key: "gateways." + m.Name + ".queue", AliasOf: gateways.QueueSetting(m.Name),
-			Usage: "deprecated: use " + gateways.QueueSetting(m.Name)})
+		if !m.Unqueued {
+			gws = append(gws, config.Setting{Key: "gateways." + m.Name + ".queue", AliasOf: gateways.QueueSetting(m.Name),
+				Usage: "deprecated: use " + gateways.QueueSetting(m.Name)})
+		}
 		gws = append(gws, m.Settings...)
 	}
 	out := make(config.Table, 0, len(config.Core)+len(queues)+len(gws))
