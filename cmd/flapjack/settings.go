@@ -20,11 +20,11 @@ const settingsNote = "Every setting flag (--config, --redis-url, --log-level, ..
 // it, so this is what lets `flapjack replay --redis-url U` and `flapjack --redis-url U replay`
 // mean the same; settingSource then picks the value given closest to the command.
 func withSettingFlags(app *cli.App) {
-	app.Flags = append(app.Flags, settingFlags(true)...)
+	app.Flags = append(app.Flags, settingFlags(true, true)...)
 	var walk func(cmds []*cli.Command)
 	walk = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
-			cmd.Flags = append(cmd.Flags, settingFlags(false)...)
+			cmd.Flags = append(cmd.Flags, settingFlags(false, !hasFlagName(cmd.Flags, "c"))...)
 			if cmd.Name != "settings" {
 				cmd.Description = strings.TrimSpace(cmd.Description + "\n\n" + settingsNote)
 			}
@@ -35,10 +35,11 @@ func withSettingFlags(app *cli.App) {
 }
 
 // settingFlags are fresh flags for every setting (no environment variables: config.Load reads
-// the environment itself, so a variable never hides a flag given at another level).
-func settingFlags(global bool) []cli.Flag {
+// the environment itself, so a variable never hides a flag given at another level). shortConfig
+// adds -c for --config where the command has no -c of its own (purge's -c is --check).
+func settingFlags(global, shortConfig bool) []cli.Flag {
 	configFlag := &cli.StringFlag{Name: "config", Usage: "YAML configuration file (also FLAPJACK_CONFIG)", Hidden: !global}
-	if global {
+	if shortConfig {
 		configFlag.Aliases = []string{"c"}
 	}
 	flags := []cli.Flag{configFlag}
@@ -46,6 +47,15 @@ func settingFlags(global bool) []cli.Flag {
 		flags = append(flags, &cli.StringFlag{Name: s.Flag(), Hidden: true})
 	}
 	return flags
+}
+
+func hasFlagName(flags []cli.Flag, name string) bool {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // settingSource reads setting flags from the command line: the value given closest to the
@@ -70,7 +80,7 @@ func (s settingSource) String(name string) string {
 	return ""
 }
 
-// configPath is --config (anywhere on the command line), else FLAPJACK_CONFIG.
+// configPath is --config or -c (anywhere on the command line), else FLAPJACK_CONFIG.
 func configPath(c *cli.Context) string {
 	if src := (settingSource{c}); src.IsSet("config") {
 		return src.String("config")

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,6 +71,15 @@ func TestSettingFlagsGoAnywhere(t *testing.T) {
 				t.Errorf("redis.url = %q, want %q", got, c.want)
 			}
 		})
+	}
+	cfg := filepath.Join(t.TempDir(), "flapjack.yaml")
+	if err := os.WriteFile(cfg, []byte("redis:\n  url: "+u+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-c", cfg, "status"}, {"status", "-c", cfg}, {"status", "--config", cfg}, {"purge", "--config", cfg, "-c", "a:b"}} {
+		if got, _ := probe(t, nil, args...); got != u {
+			t.Errorf("%v: redis.url = %q from the file, want %q", args, got, u)
+		}
 	}
 	if _, addr := probe(t, nil, "receiver", "http", "--http-addr", "127.0.0.1:9"); addr != "127.0.0.1:9" {
 		t.Errorf("http.addr = %q after receiver http", addr)
