@@ -28,6 +28,9 @@ type Medium struct {
 	// Stages builds the gateway's stages; nil for a medium that is only queued (for a
 	// third-party gateway).
 	Stages func(env Env) ([]lifecycle.Stage, error)
+	// Templates are the names of the texts operators may replace (TemplateAlertText, ...), each
+	// a setting gateways.<Name>.templates.<name>.
+	Templates []string
 	// Unqueued marks a gateway that takes no alerts from a queue (oobetet watches chat rooms):
 	// it has no notifier.<Name>_queue and no instance records.
 	Unqueued bool

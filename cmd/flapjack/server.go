@@ -80,18 +80,24 @@ func notifierCommand() *cli.Command {
 	}
 }
 
+// gatewayCommand has one sub-command per gateway of the media registry, so flags may follow
+// the gateway's name (urfave/cli stops parsing flags at a plain argument).
 func gatewayCommand() *cli.Command {
-	names := media.GatewayNames("|")
+	var subs []*cli.Command
+	for _, m := range media.WithGateway() {
+		subs = append(subs, &cli.Command{
+			Name:  m.Name,
+			Usage: "deliver the " + m.Name + " medium's alerts",
+			Action: func(c *cli.Context) error {
+				return runStages(c, hooks{}, gatewayStages(m.Name))
+			},
+		})
+	}
 	return &cli.Command{
-		Name:      "gateway",
-		Usage:     "deliver alerts of one medium: " + media.GatewayNames(", "),
-		ArgsUsage: names,
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usageError("usage: flapjack gateway %s", names)
-			}
-			return runStages(c, hooks{}, gatewayStages(c.Args().First()))
-		},
+		Name:        "gateway",
+		Usage:       "deliver alerts of one medium: " + media.GatewayNames(", "),
+		ArgsUsage:   media.GatewayNames("|"),
+		Subcommands: subs,
 	}
 }
 

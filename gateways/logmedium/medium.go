@@ -9,8 +9,13 @@ import (
 var Spec = gateways.Medium{
 	Name:             "log",
 	EnabledByDefault: true,
+	Templates:        []string{gateways.TemplateAlertText},
 	Stages: func(env gateways.Env) ([]lifecycle.Stage, error) {
-		g := gateways.New(env.Delivery("log"), &Sender{W: env.Stdout})
+		tpl, err := gateways.LoadTemplates(env.Values, "log", gateways.TemplateAlertText)
+		if err != nil {
+			return nil, err
+		}
+		g := gateways.New(env.Delivery("log"), &Sender{W: env.Stdout, Templates: tpl, Log: env.Log})
 		return []lifecycle.Stage{{Name: "log gateway", Run: g.Run}}, nil
 	},
 }

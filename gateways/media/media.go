@@ -85,6 +85,7 @@ func Table() config.Table {
 				Usage: "deprecated: use " + gateways.QueueSetting(m.Name)})
 		}
 		gws = append(gws, m.Settings...)
+		gws = append(gws, gateways.TemplateSettings(m.Name, m.Templates...)...)
 	}
 	out := make(config.Table, 0, len(config.Core)+len(queues)+len(gws))
 	for i, s := range config.Core {
