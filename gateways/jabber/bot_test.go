@@ -231,7 +231,13 @@ func (f failingStore) CheckByHash(context.Context, string) (model.CheckRef, bool
 }
 func (f failingStore) EntityNames(context.Context) ([]string, error)      { return nil, f.fail() }
 func (f failingStore) EntityExists(context.Context, string) (bool, error) { return false, f.fail() }
-func (f failingStore) Enqueue(context.Context, schema.Event) error        { return f.fail() }
+func (f failingStore) Enqueue(context.Context, ...schema.Event) error     { return f.fail() }
+func (f failingStore) FailingChecks(context.Context) (map[string][]string, error) {
+	return nil, f.fail()
+}
+func (f failingStore) CreateScheduledMaintenance(context.Context, []model.CheckRef, time.Time, time.Duration, string, time.Time) (int, error) {
+	return 0, f.fail()
+}
 func (f failingStore) CurrentChecks(context.Context, []string) (map[string][]string, error) {
 	return nil, f.fail()
 }
