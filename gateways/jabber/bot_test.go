@@ -251,7 +251,8 @@ func TestBotInternalErrorsNeverCrash(t *testing.T) {
 		cfg := DefaultConfig()
 		b := newBot(cfg, failingStore{panics: panics}, clock.NewFake(t0), zap.NewNop(), "x")
 		for _, text := range []string{"ACKID 8f4a2b1c x", "test notifications for a", "tell me about a",
-			"find entities matching /a/", "find checks on a", "status entities /a/", "status checks /a/"} {
+			"find entities matching /a/", "find checks on a", "status entities /a/", "status checks /a/",
+			"ack entities /a/ x", "ack checks /a/ on /b/", "maint entities /a/ x"} {
 			if got := b.execute(context.Background(), ParseCommand(text), "ada"); !strings.HasPrefix(got, "Oops, something went wrong") {
 				t.Errorf("panics=%v %q: reply %q", panics, text, got)
 			}
