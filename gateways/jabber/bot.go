@@ -3,6 +3,7 @@ package jabber
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -82,6 +83,12 @@ func (b *bot) execute(ctx context.Context, cmd Command, who string) (reply strin
 		reply, err = b.status(ctx, ".*", c.Pattern, now)
 	case StatusChecks:
 		reply, err = b.status(ctx, c.CheckPattern, c.EntityPattern, now)
+	case AckEntities:
+		reply, err = b.ackFailing(ctx, "", c.Pattern, c.Comment, c.Duration, who, now, "found no matching entities with failing checks")
+	case AckChecks:
+		reply, err = b.ackFailing(ctx, c.CheckPattern, c.EntityPattern, c.Comment, c.Duration, who, now, "found no matching failing checks")
+	case MaintEntities:
+		reply, err = b.maintEntities(ctx, c, who, now)
 	case Invalid:
 		reply = c.Reply
 	case Unknown:
@@ -409,6 +416,137 @@ func (b *bot) status(ctx context.Context, checkPattern, entityPattern string, no
 	return strings.Join(lines, "\n"), nil
 }
 
+// ackFailing acknowledges the failing current checks matching checkPattern ("" = all) on the
+// entities matching entityPattern: one acknowledgement event each, queued together.
+func (b *bot) ackFailing(ctx context.Context, checkPattern, entityPattern, comment string, duration time.Duration,
+	who string, now time.Time, noneFailing string) (string, error) {
+	checkRE, err := regexp.Compile(checkPattern)
+	if err != nil {
+		return "", err
+	}
+	entities, err := b.matchingEntities(ctx, entityPattern)
+	if err != nil {
+		return "", err
+	}
+	if len(entities) == 0 {
+		return fmt.Sprintf("found no entities matching /%s/", entityPattern), nil
+	}
+	failing, err := b.store.FailingChecks(ctx)
+	if err != nil {
+		return "", err
+	}
+	var refs []model.CheckRef
+	for _, e := range entities {
+		for _, ch := range failing[e] {
+			if checkRE.MatchString(ch) {
+				refs = append(refs, model.CheckRef{Entity: e, Check: ch})
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return noneFailing, nil
+	}
+	summary := summaryFrom(who, commentOrDefault(comment))
+	evs := make([]schema.Event, len(refs))
+	for i, r := range refs {
+		evs[i] = events.Acknowledgement(r.Entity, r.Check, summary, duration, now)
+	}
+	if err := b.store.Enqueue(ctx, evs...); err != nil {
+		var invalid *events.InvalidError
+		if errors.As(err, &invalid) {
+			return fmt.Sprintf("ERROR - couldn't ACK - %v", invalid), nil
+		}
+		return "", err
+	}
+	b.log.Info("bulk acknowledgement requested", zap.Int("checks", len(refs)), zap.String("entities", entityPattern),
+		zap.String("checks_matching", checkPattern), zap.String("who", who), zap.Duration("duration", duration))
+	lines := checkList("Ack list:", refs)
+	lines = append(lines, fmt.Sprintf("%s acknowledged for %s", countChecks(len(refs)), humantime.Words(duration)))
+	return strings.Join(lines, "\n"), nil
+}
+
+// maintEntities creates scheduled maintenance on every current check of the matching entities.
+func (b *bot) maintEntities(ctx context.Context, c MaintEntities, who string, now time.Time) (string, error) {
+	start := now.Add(c.StartIn)
+	if c.StartAt != "" {
+		t, err := startTime(c.StartAt, now)
+		if err != nil {
+			return "ERROR - " + err.Error() + " - nothing was scheduled", nil
+		}
+		start = t
+	}
+	start = start.Truncate(time.Second)
+	if !start.Add(c.Duration).After(now) {
+		return fmt.Sprintf("ERROR - maintenance from %s for %s would already be over - nothing was scheduled",
+			b.formatTime(start.Unix(), now), humantime.Words(c.Duration)), nil
+	}
+	entities, err := b.matchingEntities(ctx, c.Pattern)
+	if err != nil {
+		return "", err
+	}
+	if len(entities) == 0 {
+		return fmt.Sprintf("found no entities matching /%s/", c.Pattern), nil
+	}
+	current, err := b.store.CurrentChecks(ctx, entities)
+	if err != nil {
+		return "", err
+	}
+	var refs []model.CheckRef
+	for _, e := range entities {
+		for _, ch := range current[e] {
+			refs = append(refs, model.CheckRef{Entity: e, Check: ch})
+		}
+	}
+	if len(refs) == 0 {
+		return "found no matching entities with active checks", nil
+	}
+	summary := summaryFrom(who, commentOrDefault(c.Comment))
+	created, err := b.store.CreateScheduledMaintenance(ctx, refs, start, c.Duration, summary, now)
+	if err != nil {
+		if created == 0 {
+			return "", err
+		}
+		b.log.Error("command failed part way", zap.String("command", "MaintEntities"), zap.String("who", who),
+			zap.Int("created", created), zap.Int("checks", len(refs)), zap.Error(err))
+		return fmt.Sprintf("%s; scheduled maintenance was created on the first %d of the %d checks (in the order of 'find checks on entities matching /%s/') before it",
+			oops, created, len(refs), c.Pattern), nil
+	}
+	b.log.Info("scheduled maintenance created", zap.Int("checks", len(refs)), zap.String("entities", c.Pattern),
+		zap.String("who", who), zap.Time("start", start), zap.Duration("duration", c.Duration))
+	lines := checkList("Maint list:", refs)
+	lines = append(lines, fmt.Sprintf("%s in scheduled maintenance from %s for %s", countChecks(len(refs)),
+		b.formatTime(start.Unix(), now), humantime.Words(c.Duration)))
+	return strings.Join(lines, "\n"), nil
+}
+
+func commentOrDefault(comment string) string {
+	if comment == "" {
+		return defaultComment
+	}
+	return comment
+}
+
+// checkList is header and one "entity:check" line per check, at most maxStatusLines of them
+// and then how many more there are.
+func checkList(header string, refs []model.CheckRef) []string {
+	lines := []string{header}
+	for i, r := range refs {
+		if i == maxStatusLines {
+			lines = append(lines, fmt.Sprintf("... and %d more", len(refs)-i))
+			break
+		}
+		lines = append(lines, r.ID())
+	}
+	return lines
+}
+
+func countChecks(n int) string {
+	if n == 1 {
+		return "1 check"
+	}
+	return fmt.Sprintf("%d checks", n)
+}
+
 func (b *bot) help() string {
 	a := b.cfg.Alias
 	return strings.Join([]string{
@@ -420,9 +558,12 @@ func (b *bot) help() string {
 		"  find checks [matching /<regex>/] on <entity> - list an entity's checks (or: on entities matching /<regex>/)",
 		"  status entities /<regex>/ - state of every check of the matching entities",
 		"  status checks /<regex>/ [on /<regex>/] - state of the matching checks",
+		"  ack entities /<regex>/ [comment] [duration: <time>] - acknowledge every failing check of the matching entities (default " + humantime.Words(DefaultBulkDuration) + ")",
+		"  ack checks /<regex>/ on /<regex>/ [comment] [duration: <time>] - acknowledge the matching failing checks of the matching entities (default " + humantime.Words(DefaultBulkDuration) + ")",
+		"  maint entities /<regex>/ [comment] [start-in: <time>] [start-at: <time>] [duration: <time>] - scheduled maintenance on every check of the matching entities (default: from now for " + humantime.Words(DefaultBulkDuration) + ")",
 		"  identify - who and where I am",
 		"  help - this list",
-		"regexes are Go RE2 (prefix (?i) to ignore case); durations like '90 minutes', '2h', '1 day'",
+		"regexes are Go RE2 (prefix (?i) to ignore case); durations like '90 minutes', '2h', '1 day'; start-at like '22:00', '10pm', 'tomorrow 06:30', '2026-01-06 22:00'",
 	}, "\n")
 }
 

@@ -231,7 +231,13 @@ func (f failingStore) CheckByHash(context.Context, string) (model.CheckRef, bool
 }
 func (f failingStore) EntityNames(context.Context) ([]string, error)      { return nil, f.fail() }
 func (f failingStore) EntityExists(context.Context, string) (bool, error) { return false, f.fail() }
-func (f failingStore) Enqueue(context.Context, schema.Event) error        { return f.fail() }
+func (f failingStore) Enqueue(context.Context, ...schema.Event) error     { return f.fail() }
+func (f failingStore) FailingChecks(context.Context) (map[string][]string, error) {
+	return nil, f.fail()
+}
+func (f failingStore) CreateScheduledMaintenance(context.Context, []model.CheckRef, time.Time, time.Duration, string, time.Time) (int, error) {
+	return 0, f.fail()
+}
 func (f failingStore) CurrentChecks(context.Context, []string) (map[string][]string, error) {
 	return nil, f.fail()
 }
@@ -245,7 +251,8 @@ func TestBotInternalErrorsNeverCrash(t *testing.T) {
 		cfg := DefaultConfig()
 		b := newBot(cfg, failingStore{panics: panics}, clock.NewFake(t0), zap.NewNop(), "x")
 		for _, text := range []string{"ACKID 8f4a2b1c x", "test notifications for a", "tell me about a",
-			"find entities matching /a/", "find checks on a", "status entities /a/", "status checks /a/"} {
+			"find entities matching /a/", "find checks on a", "status entities /a/", "status checks /a/",
+			"ack entities /a/ x", "ack checks /a/ on /b/", "maint entities /a/ x"} {
 			if got := b.execute(context.Background(), ParseCommand(text), "ada"); !strings.HasPrefix(got, "Oops, something went wrong") {
 				t.Errorf("panics=%v %q: reply %q", panics, text, got)
 			}

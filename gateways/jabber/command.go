@@ -55,6 +55,35 @@ type StatusEntities struct{ Pattern string }
 // matching EntityPattern (".*" when not given).
 type StatusChecks struct{ CheckPattern, EntityPattern string }
 
+// AckEntities acknowledges every failing current check of the entities matching Pattern:
+// `ack entities /<regex>/ [comment] [duration: <time>]`.
+type AckEntities struct {
+	Pattern  string
+	Comment  string        // "" = "Set via chatbot"
+	Duration time.Duration // DefaultBulkDuration when none was given
+}
+
+// AckChecks acknowledges the failing current checks matching CheckPattern on the entities
+// matching EntityPattern: `ack checks /<regex>/ on /<regex>/ [comment] [duration: <time>]`.
+type AckChecks struct {
+	CheckPattern  string
+	EntityPattern string
+	Comment       string        // "" = "Set via chatbot"
+	Duration      time.Duration // DefaultBulkDuration when none was given
+}
+
+// MaintEntities creates scheduled maintenance on every current check of the entities matching
+// Pattern: `maint entities /<regex>/ [comment] [start-in: <time>] [start-at: <time>]
+// [duration: <time>]`. It starts StartIn after the command runs, or at StartAt (as typed; read
+// against the clock when the command runs, see startTime), or now.
+type MaintEntities struct {
+	Pattern  string
+	Comment  string        // "" = "Set via chatbot"
+	Duration time.Duration // DefaultBulkDuration when none was given
+	StartIn  time.Duration
+	StartAt  string
+}
+
 // Unknown is anything else; the bot asks what was meant.
 type Unknown struct{ Text string }
 
@@ -71,11 +100,29 @@ func (FindEntities) command()      {}
 func (FindChecks) command()        {}
 func (StatusEntities) command()    {}
 func (StatusChecks) command()      {}
+func (AckEntities) command()       {}
+func (AckChecks) command()         {}
+func (MaintEntities) command()     {}
 func (Unknown) command()           {}
 func (Invalid) command()           {}
 
 // DefaultTestCheck is the check of `test notifications for <entity>` when none is given.
 const DefaultTestCheck = "test"
+
+// DefaultBulkDuration is the length of `ack entities`, `ack checks` and `maint entities` when
+// no duration is given (Flapjack 1.x: one hour; ACKID's default is ack_duration).
+const DefaultBulkDuration = time.Hour
+
+// defaultComment is the comment of bulk acknowledgements and maintenance when none is given.
+const defaultComment = "Set via chatbot"
+
+// Usage replies of the bulk commands, when a part is missing.
+const (
+	usageAckEntities = "usage: ack entities /<regex>/ [comment] [duration: <time>], e.g. ack entities /^web-/ deploying duration: 30 minutes"
+	usageAckChecks   = "usage: ack checks /<check regex>/ on /<entity regex>/ [comment] [duration: <time>], e.g. ack checks /^HTTP/ on /^web-/ upstream is down"
+	usageMaint       = "usage: maint entities /<regex>/ [comment] [start-in: <time>] [start-at: <time>] [duration: <time>], " +
+		"e.g. maint entities /^db-/ kernel upgrade start-at: 22:00 duration: 30 minutes"
+)
 
 var (
 	reAckID          = regexp.MustCompile(`(?is)^ackid\s+(\S+)(?:\s+(.*))?$`)
@@ -89,6 +136,16 @@ var (
 	reFindChecks     = regexp.MustCompile(`(?is)^(?:find\s+)?checks\s+(?:matching\s+/(.*?)/\s+)?on\s+(?:entities\s+matching\s+/(.*)/|([^\s/]+))$`)
 	reStatusEntities = regexp.MustCompile(`(?is)^status\s+entities\s+/(.*)/$`)
 	reStatusChecks   = regexp.MustCompile(`(?is)^status\s+checks\s+/(.*?)/(?:\s+on\s+/(.*)/)?$`)
+	// A bulk command's pattern ends at the first '/' followed by a space or the end, so a
+	// pattern may contain '/' and the comment after it too.
+	reAckEntities     = regexp.MustCompile(`(?is)^ack\s+entities\s+/(.+?)/(?:\s+(.*))?$`)
+	reAckChecks       = regexp.MustCompile(`(?is)^ack\s+checks\s+/(.+?)/\s+on\s+/(.+?)/(?:\s+(.*))?$`)
+	reMaintEntities   = regexp.MustCompile(`(?is)^maint\s+entities\s+/(.+?)/(?:\s+(.*))?$`)
+	reAckEntitiesWord = regexp.MustCompile(`(?i)^ack\s+entities\b`)
+	reAckChecksWord   = regexp.MustCompile(`(?i)^ack\s+checks\b`)
+	reAckWord         = regexp.MustCompile(`(?i)^ack(?:\s|$)`)
+	reMaintWord       = regexp.MustCompile(`(?i)^maint(?:\s|$)`)
+	reOption          = regexp.MustCompile(`(?i)\b(start-in|start-at|duration):`)
 )
 
 // ParseCommand reads a command text (already extracted from the message and HTML-stripped).
@@ -144,8 +201,176 @@ func ParseCommand(text string) Command {
 			return *bad
 		}
 		return StatusChecks{CheckPattern: m[1], EntityPattern: entities}
+	case reAckEntities.MatchString(text):
+		m := reAckEntities.FindStringSubmatch(text)
+		return parseAckEntities(m[1], m[2])
+	case reAckChecks.MatchString(text):
+		m := reAckChecks.FindStringSubmatch(text)
+		return parseAckChecks(m[1], m[2], m[3])
+	case reMaintEntities.MatchString(text):
+		m := reMaintEntities.FindStringSubmatch(text)
+		return parseMaintEntities(m[1], m[2])
+	case reAckEntitiesWord.MatchString(text):
+		return Invalid{Reply: usageAckEntities}
+	case reAckChecksWord.MatchString(text):
+		return Invalid{Reply: usageAckChecks}
+	case reAckWord.MatchString(text):
+		return Invalid{Reply: usageAckEntities + "\n" + usageAckChecks + "\n(to acknowledge one alert: ACKID <hash> <comment>)"}
+	case reMaintWord.MatchString(text):
+		return Invalid{Reply: usageMaint}
 	}
 	return Unknown{Text: text}
+}
+
+func parseAckEntities(pattern, rest string) Command {
+	if bad := checkPatterns(pattern); bad != nil {
+		return *bad
+	}
+	comment, opts, problem := splitOptions(rest, "duration")
+	duration, problem := bulkDuration(opts, problem)
+	if problem != "" {
+		return Invalid{Reply: "ERROR - " + problem + " - nothing was acknowledged"}
+	}
+	return AckEntities{Pattern: pattern, Comment: comment, Duration: duration}
+}
+
+func parseAckChecks(checkPattern, entityPattern, rest string) Command {
+	if bad := checkPatterns(checkPattern, entityPattern); bad != nil {
+		return *bad
+	}
+	comment, opts, problem := splitOptions(rest, "duration")
+	duration, problem := bulkDuration(opts, problem)
+	if problem != "" {
+		return Invalid{Reply: "ERROR - " + problem + " - nothing was acknowledged"}
+	}
+	return AckChecks{CheckPattern: checkPattern, EntityPattern: entityPattern, Comment: comment, Duration: duration}
+}
+
+func parseMaintEntities(pattern, rest string) Command {
+	if bad := checkPatterns(pattern); bad != nil {
+		return *bad
+	}
+	comment, opts, problem := splitOptions(rest, "start-in", "start-at", "duration")
+	duration, problem := bulkDuration(opts, problem)
+	m := MaintEntities{Pattern: pattern, Comment: comment, Duration: duration}
+	in, hasIn := opts["start-in"]
+	at, hasAt := opts["start-at"]
+	switch {
+	case problem != "":
+	case hasIn && hasAt:
+		problem = "give start-in: or start-at:, not both"
+	case hasIn:
+		d, err := humantime.Parse(in)
+		if err != nil {
+			problem = fmt.Sprintf("couldn't understand start-in '%s' (try '30 minutes', '2h' or '1 day')", in)
+		}
+		m.StartIn = d.Truncate(time.Second)
+	case hasAt:
+		// Whether the text reads as a time does not depend on the instant it is read against.
+		if _, err := startTime(at, time.Unix(0, 0).UTC()); err != nil {
+			problem = err.Error()
+		}
+		m.StartAt = at
+	}
+	if problem != "" {
+		return Invalid{Reply: "ERROR - " + problem + " - nothing was scheduled"}
+	}
+	return m
+}
+
+// splitOptions splits the text after a bulk command's pattern into the comment and the
+// "name: value" options among allowed (each value runs to the next option). Other option-like
+// words stay part of the text around them. problem says why the options cannot be used.
+func splitOptions(rest string, allowed ...string) (comment string, opts map[string]string, problem string) {
+	opts = map[string]string{}
+	type found struct {
+		name       string
+		start, end int
+	}
+	var at []found
+	for _, loc := range reOption.FindAllStringSubmatchIndex(rest, -1) {
+		name := strings.ToLower(rest[loc[2]:loc[3]])
+		for _, a := range allowed {
+			if name == a {
+				at = append(at, found{name, loc[0], loc[1]})
+			}
+		}
+	}
+	if len(at) == 0 {
+		return strings.TrimSpace(rest), opts, ""
+	}
+	comment = strings.TrimSpace(rest[:at[0].start])
+	for i, f := range at {
+		end := len(rest)
+		if i+1 < len(at) {
+			end = at[i+1].start
+		}
+		if _, dup := opts[f.name]; dup && problem == "" {
+			problem = fmt.Sprintf("'%s:' is given twice", f.name)
+		}
+		value := strings.TrimSpace(rest[f.end:end])
+		if value == "" && problem == "" {
+			problem = fmt.Sprintf("no time after '%s:'", f.name)
+		}
+		opts[f.name] = value
+	}
+	return comment, opts, problem
+}
+
+// bulkDuration reads the duration option (DefaultBulkDuration when absent), unless an earlier
+// problem stands.
+func bulkDuration(opts map[string]string, problem string) (time.Duration, string) {
+	text, ok := opts["duration"]
+	if problem != "" || !ok {
+		return DefaultBulkDuration, problem
+	}
+	switch d, err := humantime.Parse(text); {
+	case err != nil:
+		return 0, fmt.Sprintf("couldn't understand duration '%s' (try '90 minutes', '2h' or '1 day')", text)
+	case d < time.Second:
+		return 0, fmt.Sprintf("duration '%s' is not positive", text)
+	default:
+		return d.Truncate(time.Second), ""
+	}
+}
+
+// startTime reads a start-at time against now, in now's location: "now"; a time of day
+// ("22:00", "22:00:30", "10pm", "10:30 pm") meaning its next occurrence (today, or tomorrow
+// once it has passed), or preceded by "today" or "tomorrow"; a date with an optional time
+// ("2026-01-06", "2026-01-06 22:00", "2026-01-06T22:00:00"); or RFC 3339.
+func startTime(text string, now time.Time) (time.Time, error) {
+	s := strings.Join(strings.Fields(text), " ")
+	if strings.EqualFold(s, "now") {
+		return now, nil
+	}
+	if t, err := time.Parse(time.RFC3339, strings.ToUpper(s)); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
+			return t, nil
+		}
+	}
+	lower := strings.ToLower(s)
+	days, explicit := 0, false
+	if rest, ok := strings.CutPrefix(lower, "today "); ok {
+		lower, explicit = rest, true
+	} else if rest, ok := strings.CutPrefix(lower, "tomorrow "); ok {
+		lower, days, explicit = rest, 1, true
+	}
+	lower = strings.Replace(strings.Replace(lower, " am", "am", 1), " pm", "pm", 1)
+	for _, layout := range []string{"15:04:05", "15:04", "3pm", "3:04pm"} {
+		c, err := time.Parse(layout, lower)
+		if err != nil {
+			continue
+		}
+		t := time.Date(now.Year(), now.Month(), now.Day()+days, c.Hour(), c.Minute(), c.Second(), 0, now.Location())
+		if !explicit && t.Before(now) {
+			t = time.Date(now.Year(), now.Month(), now.Day()+1, c.Hour(), c.Minute(), c.Second(), 0, now.Location())
+		}
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("couldn't understand start-at '%s' (try '22:00', '10pm', 'tomorrow 06:30', '2026-01-06 22:00' or RFC 3339)", text)
 }
 
 func parseAckID(hash, rest string) AckID {

@@ -1,6 +1,7 @@
 // Package jabber is the Jabber (XMPP) medium (reference §4.1): a bot that delivers alerts from
 // `jabber_notifications` to people (chat) and rooms (groupchat), and takes commands — ACKID
-// acknowledgements, test notifications, status queries — from them.
+// and bulk acknowledgements, scheduled maintenance, test notifications, status queries — from
+// them.
 //
 // The package owns the bot's XMPP client and what it says and obeys; it does not own the queue,
 // retries or the dead-letter list, which belong to the shared runner (gateways.New):

@@ -25,8 +25,14 @@ type Store interface {
 	CurrentChecks(ctx context.Context, entities []string) (map[string][]string, error)
 	// CheckStatuses reads the status and active maintenance of checks at now.
 	CheckStatuses(ctx context.Context, now time.Time, refs []model.CheckRef) ([]model.CheckStatus, error)
-	// Enqueue pushes an event for the executive.
-	Enqueue(ctx context.Context, ev schema.Event) error
+	// FailingChecks maps each entity with failing current checks to their names, sorted.
+	FailingChecks(ctx context.Context) (map[string][]string, error)
+	// Enqueue pushes events for the executive, in order, all or none.
+	Enqueue(ctx context.Context, evs ...schema.Event) error
+	// CreateScheduledMaintenance stores a scheduled maintenance window on each check in turn
+	// and says on how many it did before an error.
+	CreateScheduledMaintenance(ctx context.Context, refs []model.CheckRef, start time.Time, duration time.Duration,
+		summary string, now time.Time) (created int, err error)
 }
 
 // RedisStore is the Store on Redis: reads through model's lookups, events queued through
@@ -96,10 +102,40 @@ func (r RedisStore) CheckStatuses(ctx context.Context, now time.Time, refs []mod
 	return model.CheckStatuses(c, r.Keys, now, refs)
 }
 
-// Enqueue implements Store: the event goes onto the executive's list through the one publisher.
-func (r RedisStore) Enqueue(ctx context.Context, ev schema.Event) error {
-	if _, err := events.NewPublisher(r.Pool, r.Keys, r.EventsQueue).Publish(ctx, ev); err != nil {
-		return fmt.Errorf("push event: %w", err)
+// FailingChecks implements Store.
+func (r RedisStore) FailingChecks(ctx context.Context) (map[string][]string, error) {
+	c, err := r.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return model.CurrentFailingChecks(c, r.Keys)
+}
+
+// Enqueue implements Store: the events go onto the executive's list through the one publisher.
+func (r RedisStore) Enqueue(ctx context.Context, evs ...schema.Event) error {
+	if _, err := events.NewPublisher(r.Pool, r.Keys, r.EventsQueue).Publish(ctx, evs...); err != nil {
+		return fmt.Errorf("push events: %w", err)
 	}
 	return nil
+}
+
+// CreateScheduledMaintenance implements Store through model.CreateScheduledMaintenance (the
+// writer of `flapjack maintenance create`), one check at a time on one connection.
+func (r RedisStore) CreateScheduledMaintenance(ctx context.Context, refs []model.CheckRef, start time.Time,
+	duration time.Duration, summary string, now time.Time) (int, error) {
+	c, err := r.conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	for i, ref := range refs {
+		if err := ctx.Err(); err != nil {
+			return i, err
+		}
+		if err := model.CreateScheduledMaintenance(c, r.Keys, ref.Entity, ref.Check, start, duration, summary, now); err != nil {
+			return i, err
+		}
+	}
+	return len(refs), nil
 }
