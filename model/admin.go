@@ -52,12 +52,12 @@ func CreateScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check
 	}
 	s, d := start.Unix(), int64(duration/time.Second)
 	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w *CheckWriter) error {
-		w.StoreMaintenance(schema.Scheduled, s, d, summary)
+		w.StoreMaintenance(schema.Scheduled, s, d, summary, false)
 		active := f.ScheduledMaintenance
 		if candidate := (Window{Start: s, End: s + d}); candidate.Covers(now.Unix()) && candidate.End > active.End {
 			active = candidate
 		}
-		w.SyncCurrentMaintenance(schema.Scheduled, active, f.ScheduledCurrent, now.Unix())
+		w.SyncCurrentMaintenance(schema.Scheduled, active, f.ScheduledMaintenance, f.ScheduledCurrent, now.Unix())
 		if f.State == "" {
 			w.TouchIndexes(now.Unix())
 		}
@@ -90,7 +90,7 @@ func EndScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check st
 		if active.Start == s {
 			active = Window{} // other overlapping windows show up at the next event's refresh
 		}
-		w.SyncCurrentMaintenance(schema.Scheduled, active, f.ScheduledCurrent, n)
+		w.SyncCurrentMaintenance(schema.Scheduled, active, f.ScheduledMaintenance, f.ScheduledCurrent, n)
 		return nil
 	})
 }
@@ -103,7 +103,7 @@ func EndUnscheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check 
 			return ErrNoSuchWindow
 		}
 		w.SetMaintenanceDuration(schema.Unscheduled, um.Start, now.Unix()-um.Start)
-		w.SyncCurrentMaintenance(schema.Unscheduled, Window{}, f.UnscheduledCurrent, now.Unix())
+		w.SyncCurrentMaintenance(schema.Unscheduled, Window{}, um, f.UnscheduledCurrent, now.Unix())
 		return nil
 	})
 }
