@@ -78,8 +78,10 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 		view.previousState = f.State
 		if f.State == "" && d.newCheckMaintenance(ev) {
 			dur := seconds(d.cfg.NewCheckScheduledMaintenanceDuration)
-			w.StoreMaintenance(schema.Scheduled, now, dur, newCheckSummary)
-			if view.scheduled.End < now+dur {
+			replacing := view.scheduled.Start == now && view.scheduled.End > 0
+			w.StoreMaintenance(schema.Scheduled, now, dur, newCheckSummary, replacing)
+			// A window starting this second is replaced, not outlasted.
+			if replacing || view.scheduled.End < now+dur {
 				view.scheduled = model.Window{Start: now, End: now + dur}
 			}
 			skipFilters = ev.IsOK()
@@ -111,8 +113,8 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 	if out.verdict == VerdictNotified {
 		out.notification = d.notify(ev, f, &view, &in, w, now, seq)
 	}
-	w.SyncCurrentMaintenance(schema.Scheduled, view.scheduled, f.ScheduledCurrent, now)
-	w.SyncCurrentMaintenance(schema.Unscheduled, view.unscheduled, f.UnscheduledCurrent, now)
+	w.SyncCurrentMaintenance(schema.Scheduled, view.scheduled, f.ScheduledMaintenance, f.ScheduledCurrent, now)
+	w.SyncCurrentMaintenance(schema.Unscheduled, view.unscheduled, f.UnscheduledMaintenance, f.UnscheduledCurrent, now)
 	w.Flush(f.Revision + 1)
 	return out
 }
@@ -201,7 +203,8 @@ func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *che
 	}, f)
 }
 
-// applyIntents writes the unscheduled maintenance the filters asked for (reference §2.6).
+// applyIntents writes the unscheduled maintenance the filters asked for (reference §2.6). A new
+// acknowledgement ends the current one; in the second the current one started, it replaces it.
 func (d *decider) applyIntents(in *intents, view *checkView, w *model.CheckWriter, now int64) {
 	current := view.unscheduled
 	if (in.endUnscheduled || in.startUnscheduled) && current.Covers(now) {
@@ -209,7 +212,8 @@ func (d *decider) applyIntents(in *intents, view *checkView, w *model.CheckWrite
 		view.unscheduled = model.Window{Start: current.Start, End: now}
 	}
 	if in.startUnscheduled {
-		w.StoreMaintenance(schema.Unscheduled, now, in.ackDuration, in.ackSummary)
+		replacing := current.Start == now && current.End > 0
+		w.StoreMaintenance(schema.Unscheduled, now, in.ackDuration, in.ackSummary, replacing)
 		view.unscheduled = model.Window{Start: now, End: now + in.ackDuration}
 	}
 }

@@ -44,20 +44,22 @@ func adminWrite(conn redis.Conn, keys schema.Keys, entity, check string, now tim
 	return fmt.Errorf("%s:%s kept changing; try again", entity, check)
 }
 
-// CreateScheduledMaintenance stores a scheduled window (reference §2.6 Create) and refreshes
-// the current-maintenance key.
+// CreateScheduledMaintenance stores a scheduled window (reference §2.6 Create: a window with the
+// same start is replaced) and revalidates the current-maintenance key.
 func CreateScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check string, start time.Time, duration time.Duration, summary string, now time.Time) error {
 	if duration < time.Second {
 		return fmt.Errorf("scheduled maintenance needs a duration of at least 1 second, got %v", duration)
 	}
 	s, d := start.Unix(), int64(duration/time.Second)
 	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w *CheckWriter) error {
-		w.StoreMaintenance(schema.Scheduled, s, d, summary)
-		active := f.ScheduledMaintenance
-		if candidate := (Window{Start: s, End: s + d}); candidate.Covers(now.Unix()) && candidate.End > active.End {
-			active = candidate
+		windows, err := scheduledWindows(conn, keys, f.ID)
+		if err != nil {
+			return err
 		}
-		w.SyncCurrentMaintenance(schema.Scheduled, active, f.ScheduledCurrent, now.Unix())
+		_, replacing := windows[s]
+		w.StoreMaintenance(schema.Scheduled, s, d, summary, replacing)
+		windows[s] = d
+		w.SyncCurrentMaintenance(schema.Scheduled, coveringLast(windows, now.Unix()), Window{}, f.ScheduledCurrent, now.Unix())
 		if f.State == "" {
 			w.TouchIndexes(now.Unix())
 		}
@@ -66,33 +68,59 @@ func CreateScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check
 }
 
 // EndScheduledMaintenance ends the window starting at start (reference §2.6 End): a future
-// window is deleted, a running one is shortened to end now, a finished one is an error.
+// window is deleted, a running one is shortened to end now, a finished one is an error. The
+// current-maintenance key is revalidated: another window covering now takes over at once.
 func EndScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check string, start time.Time, now time.Time) error {
 	s := start.Unix()
 	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w *CheckWriter) error {
-		duration, err := redis.Int64(conn.Do("ZSCORE", keys.Maintenances(schema.Scheduled, f.ID), s))
-		if errors.Is(err, redis.ErrNil) {
-			return ErrNoSuchWindow
-		}
+		windows, err := scheduledWindows(conn, keys, f.ID)
 		if err != nil {
-			return fmt.Errorf("read scheduled maintenance of %s: %w", f.ID, err)
+			return err
 		}
+		duration, ok := windows[s]
 		n := now.Unix()
 		switch {
+		case !ok:
+			return ErrNoSuchWindow
 		case s > n:
 			w.DeleteMaintenance(schema.Scheduled, s)
+			delete(windows, s)
 		case s+duration > n:
 			w.SetMaintenanceDuration(schema.Scheduled, s, n-s)
+			windows[s] = n - s
 		default:
 			return ErrNoSuchWindow
 		}
-		active := f.ScheduledMaintenance
-		if active.Start == s {
-			active = Window{} // other overlapping windows show up at the next event's refresh
-		}
-		w.SyncCurrentMaintenance(schema.Scheduled, active, f.ScheduledCurrent, n)
+		w.SyncCurrentMaintenance(schema.Scheduled, coveringLast(windows, n), Window{}, f.ScheduledCurrent, n)
 		return nil
 	})
+}
+
+// scheduledWindows reads a check's stored scheduled windows, start -> duration. Admin actions
+// read them after the check's facts, under the same revision guard.
+func scheduledWindows(conn redis.Conn, keys schema.Keys, id string) (map[int64]int64, error) {
+	v, err := redis.Int64s(conn.Do("ZRANGE", keys.Maintenances(schema.Scheduled, id), 0, -1, "WITHSCORES"))
+	if err != nil {
+		return nil, fmt.Errorf("read scheduled maintenance of %s: %w", id, err)
+	}
+	windows := make(map[int64]int64, len(v)/2)
+	for i := 0; i+1 < len(v); i += 2 {
+		windows[v[i]] = v[i+1]
+	}
+	return windows, nil
+}
+
+// coveringLast is the window covering now that ends last (zero when none), as the facts script
+// chooses it: of two ending together, the later start (the shorter duration).
+func coveringLast(windows map[int64]int64, now int64) Window {
+	var active Window
+	for start, duration := range windows {
+		w := Window{Start: start, End: start + duration}
+		if w.Covers(now) && (w.End > active.End || w.End == active.End && w.Start > active.Start) {
+			active = w
+		}
+	}
+	return active
 }
 
 // EndUnscheduledMaintenance ends a running acknowledgement at now (reference §2.6 End).
@@ -103,7 +131,7 @@ func EndUnscheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check 
 			return ErrNoSuchWindow
 		}
 		w.SetMaintenanceDuration(schema.Unscheduled, um.Start, now.Unix()-um.Start)
-		w.SyncCurrentMaintenance(schema.Unscheduled, Window{}, f.UnscheduledCurrent, now.Unix())
+		w.SyncCurrentMaintenance(schema.Unscheduled, Window{}, um, f.UnscheduledCurrent, now.Unix())
 		return nil
 	})
 }

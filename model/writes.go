@@ -145,12 +145,17 @@ func (w *CheckWriter) NotificationOrder(kind, severity string) {
 }
 
 // StoreMaintenance records a maintenance window of kind (scheduled/unscheduled) with its summary.
-func (w *CheckWriter) StoreMaintenance(kind string, start, duration int64, summary string) {
+// Windows are keyed by their start second: replacing says a window starting at the same second is
+// stored already, and this one takes its place, so an empty summary removes the old one's.
+func (w *CheckWriter) StoreMaintenance(kind string, start, duration int64, summary string, replacing bool) {
 	k := w.Keys
 	w.Ops.ZAdd(k.Maintenances(kind, w.ID), duration, start)
 	w.Ops.ZAdd(k.SortedMaintenanceTimestamps(kind, w.ID), start, start)
-	if summary != "" {
+	switch {
+	case summary != "":
 		w.Ops.Set(k.MaintenanceSummary(kind, w.ID, start), summary)
+	case replacing:
+		w.Ops.Del(k.MaintenanceSummary(kind, w.ID, start))
 	}
 }
 
@@ -168,13 +173,17 @@ func (w *CheckWriter) DeleteMaintenance(kind string, start int64) {
 }
 
 // SyncCurrentMaintenance makes the ID:<kind>_maintenance key agree with the window that is
-// active at now, as tools reading the Flapjack layout expect. Its TTL is only garbage collection:
-// decisions use the windows and the clock (SPEC 4.1).
-func (w *CheckWriter) SyncCurrentMaintenance(kind string, active Window, current string, now int64) {
+// active at now, as tools reading the Flapjack layout expect: present while it covers now,
+// holding its start, expiring at its end. read is the window the key was last written for, as
+// the caller read it before its writes (zero when unknown: the key is then rewritten). The key
+// holds only a start second, so a window replaced within its start second (two acknowledgements
+// in one second, a scheduled window created again at the same start) is told apart by its end.
+// Decisions use the windows and the clock, never the key (SPEC 4.1).
+func (w *CheckWriter) SyncCurrentMaintenance(kind string, active, read Window, current string, now int64) {
 	key := w.Keys.CurrentMaintenance(kind, w.ID)
 	if active.Covers(now) {
 		start := formatInt(active.Start)
-		if current != start {
+		if current != start || active != read {
 			w.Ops.SetEx(key, start, active.End-now)
 		}
 		return

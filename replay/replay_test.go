@@ -1,0 +1,70 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/executive"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/notifier"
+	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// TestSameSecondAcknowledgementsAndWindows: acknowledgements and scheduled windows given twice
+// in one second of a timeline end as in Flapjack 1.6: the later replaces the earlier, and the
+// current-maintenance keys expire with it.
+func TestSameSecondAcknowledgementsAndWindows(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	keys := schema.NewKeys("")
+	const t0 = 1767607200
+	ev := func(at int64, state string, extra string) string {
+		typ := "service"
+		if state == "acknowledgement" {
+			typ = "action"
+		}
+		return fmt.Sprintf(`{"time":%d,"entity":"h1","check":"PING","type":%q,"state":%q%s}`, at, typ, state, extra)
+	}
+	sm := func(duration int64) string {
+		return fmt.Sprintf(`{"action":"scheduled_maintenance","time":%d,"entity":"h1","check":"PING","duration":%d}`, t0+40, duration)
+	}
+	timeline := strings.Join([]string{
+		ev(t0, "ok", ""), ev(t0+1, "critical", ""), ev(t0+31, "critical", ""),
+		ev(t0+40, "acknowledgement", `,"duration":600`),
+		ev(t0+40, "acknowledgement", `,"duration":1200`),
+		sm(600), sm(1800),
+	}, "\n")
+	cfg := executive.DefaultConfig()
+	_, err := Run(context.Background(), Options{Pool: db.Pool, Keys: keys, Executive: cfg,
+		Notifier: notifier.DefaultConfig(), Identity: queue.Identity{Host: "replay-test", PID: 1}},
+		strings.NewReader(timeline), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := db.Conn(t)
+	defer conn.Close()
+	for _, c := range []struct {
+		kind     string
+		duration int64
+	}{{schema.Unscheduled, 1200}, {schema.Scheduled, 1800}} {
+		windows, err := redis.Int64s(conn.Do("ZRANGE", keys.Maintenances(c.kind, "h1:PING"), 0, -1, "WITHSCORES"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(windows) != 2 || windows[0] != t0+40 || windows[1] != c.duration {
+			t.Errorf("%s windows %v, want [%d %d]", c.kind, windows, t0+40, c.duration)
+		}
+		key := keys.CurrentMaintenance(c.kind, "h1:PING")
+		start, _ := redis.Int64(conn.Do("GET", key))
+		ttl, _ := redis.Int64(conn.Do("TTL", key))
+		if start != t0+40 || ttl < c.duration-1 || ttl > c.duration {
+			t.Errorf("%s is %d with TTL %d, want %d with TTL %d", key, start, ttl, t0+40, c.duration)
+		}
+	}
+}
