@@ -1,7 +1,9 @@
 package gateways
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,4 +73,50 @@ func (e Env) Delivery(medium string) Options {
 		MaxAttempts: v.Int("gateways.retry.max_attempts"), FirstBackoff: v.Duration("gateways.retry.first_backoff"),
 		MaxBackoff: v.Duration("gateways.retry.max_backoff"), Beat: v.Duration("instance.heartbeat"),
 	}
+}
+
+// SettingsTable is every setting of a process running media: config.Core with each medium's queue among the notifier's settings
+// and each gateway's settings before the shared gateway retry settings.
+func SettingsTable(media []Medium) config.Table {
+	var queues, gws config.Table
+	for _, m := range media {
+		if !m.Unqueued {
+			queues = append(queues, queueSetting(m))
+		}
+		if m.Stages == nil {
+			continue
+		}
+		gws = append(gws, config.Setting{Key: EnabledSetting(m.Name), Kind: config.Bool,
+			Default: fmt.Sprint(m.EnabledByDefault), Usage: fmt.Sprintf("run the %s gateway in `server`", m.Name)})
+		if !m.Unqueued {
+			gws = append(gws, config.Setting{Key: "gateways." + m.Name + ".queue", AliasOf: QueueSetting(m.Name),
+				Usage: "deprecated: use " + QueueSetting(m.Name)})
+		}
+		gws = append(gws, m.Settings...)
+		gws = append(gws, TemplateSettings(m.Name, m.Templates...)...)
+	}
+	out := make(config.Table, 0, len(config.Core)+len(queues)+len(gws))
+	for i, s := range config.Core {
+		if strings.HasPrefix(s.Key, "gateways.") && gws != nil {
+			out, gws = append(out, gws...), nil
+		}
+		out = append(out, s)
+		lastOfNotifier := strings.HasPrefix(s.Key, "notifier.") &&
+			(i+1 == len(config.Core) || !strings.HasPrefix(config.Core[i+1].Key, "notifier."))
+		if lastOfNotifier && queues != nil {
+			out, queues = append(out, queues...), nil
+		}
+	}
+	return append(append(out, queues...), gws...)
+}
+
+func queueSetting(m Medium) config.Setting {
+	usage := fmt.Sprintf("list of the %s medium: the notifier pushes its alerts there", m.Name)
+	if m.Stages != nil {
+		usage += fmt.Sprintf(" and `gateway %s` takes them from it", m.Name)
+	} else {
+		usage += " for a gateway outside flapjack"
+	}
+	usage += " (any notifier.<medium>_queue maps a medium; empty disables the medium)"
+	return config.Setting{Key: QueueSetting(m.Name), Default: DefaultQueue(m.Name), Usage: usage}
 }

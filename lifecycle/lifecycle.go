@@ -23,6 +23,9 @@ type Stage struct {
 	Name      string
 	Run       func(ctx context.Context) error
 	Auxiliary bool
+	// Health, when set, is asked by readiness while the stage runs: nil when it is doing its job
+	// (oobetet: connected and alerts flowing).
+	Health func() error
 }
 
 // Names lists the stages' names in order.
@@ -48,7 +51,7 @@ func Run(ctx context.Context, log *zap.Logger, stages []Stage, tracker *Tracker,
 		firstErr error
 	)
 	for _, s := range stages {
-		tracker.start(s.Name)
+		tracker.start(s.Name, s.Health)
 		wg.Go(func() {
 			err := s.Run(ctx)
 			tracker.stop(s.Name)
@@ -85,20 +88,20 @@ func Run(ctx context.Context, log *zap.Logger, stages []Stage, tracker *Tracker,
 	return firstErr
 }
 
-// Tracker knows which stages are running, for /readyz.
+// Tracker knows which stages are running, and how they are, for /readyz.
 type Tracker struct {
 	mu      sync.Mutex
-	live    map[string]bool
+	live    map[string]func() error // a running stage's health (nil: none)
 	stopped []string
 }
 
-func (t *Tracker) start(name string) {
+func (t *Tracker) start(name string, health func() error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.live == nil {
-		t.live = map[string]bool{}
+		t.live = map[string]func() error{}
 	}
-	t.live[name] = true
+	t.live[name] = health
 }
 
 func (t *Tracker) stop(name string) {
@@ -108,14 +111,22 @@ func (t *Tracker) stop(name string) {
 	t.stopped = append(t.stopped, name)
 }
 
-// Ready is nil while no stage has stopped.
+// Ready is nil while no stage has stopped and every running stage's health is nil.
 func (t *Tracker) Ready() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.stopped) > 0 {
 		return fmt.Errorf("stages stopped: %v", t.stopped)
 	}
-	return nil
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(t.live)) {
+		if health := t.live[name]; health != nil {
+			if err := health(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Running lists the stages still running, sorted.

@@ -5,7 +5,6 @@
 package media
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/gateways/jabber"
 	"github.com/flapjackgo/flapjack/gateways/logmedium"
+	"github.com/flapjackgo/flapjack/gateways/oobetet"
 	"github.com/flapjackgo/flapjack/gateways/pagerduty"
 )
 
@@ -25,6 +25,7 @@ var All = []gateways.Medium{
 	{Name: "sms"},
 	{Name: "slack"},
 	logmedium.Spec,
+	oobetet.Spec, // watches the Jabber rooms; takes no alerts from a queue
 }
 
 // Lookup finds a medium by name.
@@ -69,46 +70,4 @@ func DefaultQueues() map[string]string {
 
 // Table is every setting: config.Core with each medium's queue among the notifier's settings
 // and each gateway's settings before the shared gateway retry settings.
-func Table() config.Table {
-	var queues, gws config.Table
-	for _, m := range All {
-		if !m.Unqueued {
-			queues = append(queues, queueSetting(m))
-		}
-		if m.Stages == nil {
-			continue
-		}
-		gws = append(gws, config.Setting{Key: gateways.EnabledSetting(m.Name), Kind: config.Bool,
-			Default: fmt.Sprint(m.EnabledByDefault), Usage: fmt.Sprintf("run the %s gateway in `server`", m.Name)})
-		if !m.Unqueued {
-			gws = append(gws, config.Setting{Key: "gateways." + m.Name + ".queue", AliasOf: gateways.QueueSetting(m.Name),
-				Usage: "deprecated: use " + gateways.QueueSetting(m.Name)})
-		}
-		gws = append(gws, m.Settings...)
-		gws = append(gws, gateways.TemplateSettings(m.Name, m.Templates...)...)
-	}
-	out := make(config.Table, 0, len(config.Core)+len(queues)+len(gws))
-	for i, s := range config.Core {
-		if strings.HasPrefix(s.Key, "gateways.") && gws != nil {
-			out, gws = append(out, gws...), nil
-		}
-		out = append(out, s)
-		lastOfNotifier := strings.HasPrefix(s.Key, "notifier.") &&
-			(i+1 == len(config.Core) || !strings.HasPrefix(config.Core[i+1].Key, "notifier."))
-		if lastOfNotifier && queues != nil {
-			out, queues = append(out, queues...), nil
-		}
-	}
-	return append(append(out, queues...), gws...)
-}
-
-func queueSetting(m gateways.Medium) config.Setting {
-	usage := fmt.Sprintf("list of the %s medium: the notifier pushes its alerts there", m.Name)
-	if m.Stages != nil {
-		usage += fmt.Sprintf(" and `gateway %s` takes them from it", m.Name)
-	} else {
-		usage += " for a gateway outside flapjack"
-	}
-	usage += " (any notifier.<medium>_queue maps a medium; empty disables the medium)"
-	return config.Setting{Key: gateways.QueueSetting(m.Name), Default: gateways.DefaultQueue(m.Name), Usage: usage}
-}
+func Table() config.Table { return gateways.SettingsTable(All) }

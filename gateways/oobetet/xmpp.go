@@ -1,0 +1,312 @@
+package oobetet
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	xmpp "github.com/xmppo/go-xmpp"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/gateways/jabber"
+	"github.com/flapjackgo/flapjack/queue"
+)
+
+// stableSession is how long a session must last for the next reconnect to be immediate again.
+const stableSession = 30 * time.Second
+
+// errNotConnected is returned by say while no session is up.
+var errNotConnected = errors.New("not connected to the XMPP server")
+
+// roomConn is oobetet's XMPP connection: it logs in, joins the rooms without history, greets
+// them, hands every live groupchat message of a room to heard, and reconnects with capped
+// backoff. The Jabber gateway's session is not reused: its Client obeys room messages as
+// commands, and its connection code is unexported.
+type roomConn struct {
+	cfg      Config
+	account  string // bare JID
+	resource string
+	domain   string
+	rooms    map[string]bool
+	version  string
+	log      *zap.Logger
+	// heard is called on the connection's goroutine for each live room message.
+	heard func(room, nick, text string)
+	// greeting is the text said in the rooms on joining; first is false after a reconnect.
+	greeting func(first bool) string
+	// changed is called when the connection comes up (after the rooms are joined) or goes down.
+	changed func(up bool)
+
+	mu       sync.Mutex
+	cur      *roomSession // nil while down
+	sessions int
+}
+
+// roomSession is one logged-in connection.
+type roomSession struct {
+	client *xmpp.Client
+	wmu    sync.Mutex // serialises writes (go-xmpp writes each stanza with one Write)
+	done   chan struct{}
+	once   sync.Once
+}
+
+func (s *roomSession) end() { s.once.Do(func() { close(s.done) }) }
+
+// write runs fn with the write lock, unless the session has ended.
+func (s *roomSession) write(fn func(*xmpp.Client) error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	select {
+	case <-s.done:
+		return errNotConnected
+	default:
+	}
+	return fn(s.client)
+}
+
+func newRoomConn(cfg Config, version string, log *zap.Logger) *roomConn {
+	local, domain, resource := splitJID(cfg.JabberID)
+	if resource == "" {
+		resource = hostname()
+	}
+	c := &roomConn{cfg: cfg, account: local + "@" + domain, resource: resource, domain: domain,
+		rooms: map[string]bool{}, version: version, log: log}
+	for _, r := range cfg.Rooms {
+		c.rooms[r] = true
+	}
+	return c
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "oobetet"
+	}
+	return h
+}
+
+// connected reports whether a session is up.
+func (c *roomConn) connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur != nil
+}
+
+// say sends text to every room; it fails while disconnected or when a write fails.
+func (c *roomConn) say(text string) error {
+	c.mu.Lock()
+	s := c.cur
+	c.mu.Unlock()
+	if s == nil {
+		return errNotConnected
+	}
+	return s.write(func(x *xmpp.Client) error {
+		for _, room := range c.cfg.Rooms {
+			if _, err := x.Send(xmpp.Chat{Remote: room, Type: "groupchat", Text: text}); err != nil {
+				return fmt.Errorf("%s: %w", room, err)
+			}
+		}
+		return nil
+	})
+}
+
+// run owns the connection until ctx ends: connect, serve, and reconnect (first attempt
+// immediate, then waits doubling up to a minute).
+func (c *roomConn) run(ctx context.Context) {
+	backoff := queue.Backoff{First: defaultReconnectMin, Max: defaultReconnectMax}
+	failures := 0
+	for ctx.Err() == nil {
+		if failures > 0 {
+			delay := backoff.Delay(failures - 1)
+			c.log.Info("reconnecting to the XMPP server", zap.Duration("in", delay), zap.Int("attempt", failures+1))
+			queue.Sleep(ctx, delay)
+			if ctx.Err() != nil {
+				return
+			}
+		}
+		client, err := c.dial(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			failures++
+			c.log.Warn("cannot connect to the XMPP server", zap.String("server", c.cfg.host()),
+				zap.String("jid", c.account), zap.String("tls", c.cfg.TLS), zap.Error(err))
+			continue
+		}
+		started := time.Now()
+		err = c.serve(ctx, client)
+		if ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("XMPP connection lost", zap.Error(err), zap.Duration("after", time.Since(started)))
+		if time.Since(started) >= stableSession {
+			failures = 0
+		} else {
+			failures++
+		}
+	}
+}
+
+// options are the go-xmpp options, as the Jabber gateway's. Never log them: they hold the
+// password.
+func (c *roomConn) options() xmpp.Options {
+	o := xmpp.Options{
+		Host: c.cfg.host(), User: c.account, Password: string(c.cfg.Password), Resource: c.resource,
+		DialTimeout: defaultDialTimeout, Status: "chat", StatusMessage: "flapjack oobetet " + c.version,
+		PeriodicServerPings:        true,
+		PeriodicServerPingsPeriod:  int(defaultKeepalive / time.Millisecond),
+		PeriodicServerPingsTimeout: int(defaultKeepaliveTimeout / time.Millisecond),
+		SoftwareName:               "flapjack oobetet", SoftwareVersion: c.version,
+	}
+	tlsConfig := &tls.Config{ServerName: c.domain, InsecureSkipVerify: c.cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
+	switch c.cfg.TLS {
+	case jabber.TLSDirect:
+		o.TLSConfig = tlsConfig // go-xmpp: NoTLS false means TLS from the first byte
+	case jabber.TLSStartTLS:
+		o.NoTLS, o.StartTLS, o.TLSConfig = true, true, tlsConfig
+	case jabber.TLSPlain:
+		o.NoTLS, o.InsecureAllowUnencryptedAuth = true, true
+	}
+	return o
+}
+
+// dial logs in. go-xmpp cannot be interrupted while it connects, so the attempt runs aside and
+// a client that arrives after ctx ended is closed.
+func (c *roomConn) dial(ctx context.Context) (*xmpp.Client, error) {
+	type result struct {
+		c   *xmpp.Client
+		err error
+	}
+	done := make(chan result, 1)
+	opts := c.options()
+	go func() {
+		x, err := opts.NewClient()
+		done <- result{x, err}
+	}()
+	select {
+	case r := <-done:
+		return r.c, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// serve runs one session until the connection fails or ctx ends.
+func (c *roomConn) serve(ctx context.Context, client *xmpp.Client) error {
+	s := &roomSession{client: client, done: make(chan struct{})}
+	incoming := make(chan any, 64)
+	recvErr := make(chan error, 1)
+	recvDone := make(chan struct{})
+	go func() {
+		defer close(recvDone)
+		for {
+			st, err := client.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			select {
+			case incoming <- st:
+			case <-s.done:
+				return
+			}
+		}
+	}()
+	c.mu.Lock()
+	c.sessions++
+	first := c.sessions == 1
+	c.mu.Unlock()
+	c.log.Info("connected to the XMPP server", zap.String("server", c.cfg.host()), zap.String("jid", c.account+"/"+c.resource),
+		zap.String("tls", c.cfg.TLS), zap.Bool("encrypted", client.IsEncrypted()), zap.Strings("rooms", c.cfg.Rooms))
+	greeting := c.greeting(first)
+	err := s.write(func(x *xmpp.Client) error {
+		for _, room := range c.cfg.Rooms {
+			// Zero history: old alerts replayed on joining would count as fresh ones.
+			if _, err := x.JoinMUC(room, c.cfg.Alias, xmpp.StanzaHistory, 0, nil); err != nil {
+				return fmt.Errorf("join %s: %w", room, err)
+			}
+			if _, err := x.Send(xmpp.Chat{Remote: room, Type: "groupchat", Text: greeting}); err != nil {
+				return fmt.Errorf("greet %s: %w", room, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.closeSession(s, recvDone)
+		return err
+	}
+	c.mu.Lock()
+	c.cur = s
+	c.mu.Unlock()
+	c.changed(true)
+	defer c.closeSession(s, recvDone)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-recvErr:
+			return err
+		case st := <-incoming:
+			c.handle(st)
+		}
+	}
+}
+
+// handle passes on live groupchat messages of the rooms, and logs a refused join.
+func (c *roomConn) handle(st any) {
+	switch v := st.(type) {
+	case xmpp.Chat:
+		room, nick, _ := strings.Cut(v.Remote, "/")
+		room = strings.ToLower(room)
+		if v.Type != "groupchat" || !c.rooms[room] || nick == "" || nick == c.cfg.Alias {
+			return
+		}
+		if !v.Stamp.IsZero() {
+			return // delayed (room history): not a sign of alerts flowing now
+		}
+		c.heard(room, nick, v.Text)
+	case xmpp.Presence:
+		room, nick, _ := strings.Cut(v.From, "/")
+		if v.Type == "error" && c.rooms[strings.ToLower(room)] && strings.EqualFold(nick, c.cfg.Alias) {
+			c.log.Error("cannot join room: no alert can be seen there (is gateways.oobetet.alias taken?)",
+				zap.String("room", room), zap.String("error", v.Error))
+		}
+	}
+}
+
+// closeSession ends a session: the server is asked to close the stream so the reader's Recv
+// fails, and once the reader has stopped the client is closed (go-xmpp's Close must not run
+// while Recv does); when the server does not answer within a few seconds the reader is left to
+// the keepalive.
+func (c *roomConn) closeSession(s *roomSession, recvDone <-chan struct{}) {
+	c.mu.Lock()
+	wasUp := c.cur == s
+	if wasUp {
+		c.cur = nil
+	}
+	c.mu.Unlock()
+	if wasUp {
+		c.changed(false)
+	}
+	s.end()
+	s.wmu.Lock()
+	_, _ = s.client.SendOrg("</stream:stream>")
+	s.wmu.Unlock()
+	select {
+	case <-recvDone:
+		go s.client.Close()
+	case <-time.After(3 * time.Second):
+		c.log.Warn("the XMPP server did not close the stream; leaving the connection to the keepalive")
+	}
+}
