@@ -51,7 +51,7 @@ type AckPollerOptions struct {
 
 // AckPoller brings acknowledgements made in PagerDuty back into flapjack (reference §4.2):
 // every Config.AckPollInterval it looks at each failing, unacknowledged check with PagerDuty
-// contacts, asks PagerDuty whether the check's incident (incident key ENTITY:CHECK) is
+// contacts, asks PagerDuty whether the check's incident (incident key DedupKey(ENTITY:CHECK)) is
 // acknowledged, and if so pushes one acknowledgement event for the check onto the events
 // queue, which the executive applies like any acknowledgement.
 //
@@ -368,7 +368,7 @@ func (p *AckPoller) lookup(ctx context.Context, c candidate, since, until time.T
 		if refused[cred] {
 			continue
 		}
-		r, err := p.api.acknowledged(ctx, cred, c.id, since, until)
+		r, err := p.api.acknowledged(ctx, cred, DedupKey(c.id), since, until)
 		if err != nil {
 			if ctx.Err() != nil {
 				return false, "", errs
