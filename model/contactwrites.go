@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -181,7 +182,8 @@ type replaceHow struct {
 
 // ReplaceContacts writes contacts, each replacing everything stored for its id (media,
 // intervals, rollup thresholds, PagerDuty credentials, timezone, tags, rules): what the file
-// no longer says is deleted. Other contacts are left alone, except that a rule id may move to
+// no longer says is deleted, with the notifier's alerting set of a medium it no longer has
+// (contact_alerting_checks). Other contacts are left alone, except that a rule id may move to
 // a contact of contacts from another one of them. All of it is one atomic write, guarded
 // against concurrent writers.
 //
@@ -351,6 +353,7 @@ func replaceContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, in 
 		for _, i := range candidates {
 			if !res.Refused[i] {
 				clearContact(&ops, keys, contacts[i].ID, st, setOf(contacts[i].Tags))
+				forgetDroppedMedia(&ops, keys, contacts[i], st.media[contacts[i].ID])
 			}
 		}
 		for _, i := range candidates {
@@ -421,6 +424,16 @@ func UpdateContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 		}
 		return &ops, nil
 	})
+}
+
+// forgetDroppedMedia deletes the notifier's alerting sets (contact_alerting_checks) of the media
+// a contact had (old) and its new version c does not: nothing would clean them any more.
+func forgetDroppedMedia(ops *Ops, keys schema.Keys, c ContactData, old []string) {
+	for _, m := range old {
+		if !slices.ContainsFunc(c.Media, func(n Medium) bool { return n.Name == m }) {
+			ops.Del(keys.AlertingChecks(c.ID, m))
+		}
+	}
 }
 
 // missing returns a *NotFoundError naming the ids for which found is false.
@@ -616,8 +629,9 @@ func UpdateMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []
 }
 
 // DeleteMedia removes media of contacts (address, interval, rollup threshold; for pagerduty
-// also the PagerDuty credentials, as Flapjack 1.x did). All or nothing: a missing contact or
-// medium is a *NotFoundError.
+// also the PagerDuty credentials, as Flapjack 1.x did), and the notifier's alerting set of the
+// medium (contact_alerting_checks), which nothing would clean any more. All or nothing: a
+// missing contact or medium is a *NotFoundError.
 func DeleteMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []MediumRef) error {
 	return guarded(ctx, conn, keys, func(t *txn) (*Ops, error) {
 		if _, err := t.readMedia(refs); err != nil {
@@ -625,6 +639,7 @@ func DeleteMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []
 		}
 		var ops Ops
 		for _, r := range refs {
+			ops.Del(keys.AlertingChecks(r.ContactID, r.Name))
 			ops.HDel(keys.ContactMedia(r.ContactID), r.Name)
 			ops.HDel(keys.ContactMediaIntervals(r.ContactID), r.Name)
 			ops.HDel(keys.ContactRollupThresholds(r.ContactID), r.Name)

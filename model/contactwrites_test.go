@@ -265,6 +265,14 @@ func TestReplaceContacts(t *testing.T) {
 			"contact_media_intervals:ada": "", "contact_pagerduty:ada": "", "contact_tz:ada": "",
 			"contact_notification_rules:ada": "", "notification_rule:ada-db": "",
 			"contact_tag:ops": "set{bob}", "contact:bob": "hash{first_name=Bob}",
+			// the notifier's alerting set of a medium the contact no longer has
+			"contact_alerting_checks:ada:media:jabber": "",
+		}},
+		{name: "a medium kept keeps its alerting set", op: replace(model.ContactData{ID: "ada",
+			Media: []model.Medium{{Name: "jabber", Address: "ada@jabber.example.com"}}}), want: map[string]string{
+			"contact_media:ada": "hash{jabber=ada@jabber.example.com}", "contact_media_rollup_thresholds:ada": "",
+			"contact_pagerduty:ada": "", "contact_media_intervals:ada": "", "contact:ada": "", "contact_tz:ada": "",
+			"contact_notification_rules:ada": "", "notification_rule:ada-db": "", "contact_tag:ops": "set{bob}",
 		}},
 		{name: "invalid", op: replace(model.ContactData{ID: " ada"}), wantErr: model.ErrInvalid,
 			wantMsg: "id: must not start or end with spaces", unchanged: true},
@@ -401,6 +409,7 @@ func TestMedia(t *testing.T) {
 			want: map[string]string{
 				"contact_media:ada": "hash{email=ada@example.com}", "contact_media_intervals:ada": "",
 				"contact_media_rollup_thresholds:ada": "", "contact_pagerduty:ada": "",
+				"contact_alerting_checks:ada:media:jabber": "",
 			}},
 		{name: "delete not found", op: del(model.MediumRef{ContactID: "bob", Name: "email"}), wantErr: model.ErrNotFound, wantMsg: "bob_email", unchanged: true},
 		{name: "deleted concurrently", op: del(jabber), interfere: del(jabber), attempts: 1,

@@ -24,6 +24,7 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 		touched[c.ID] = map[string]bool{}
 		if isRecoveryOrAck(n) {
 			nt.resetIntervals(ops, c, n, touched[c.ID])
+			nt.stopAlerting(ops, c, n)
 		}
 	}
 	for _, c := range cands {
@@ -33,14 +34,14 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 			continue
 		}
 		var rollup rollupDecision
-		if c.rollup != nil {
+		if rolls(c) {
 			rollup = decideRollup(c, n)
 			nt.writeRollup(ops, c, n, rollup, now, touched[cid])
 			if rollup.drop {
 				p.skipped = append(p.skipped, skip{cid, c.medium, "rollup: one summary per interval"})
 				continue
 			}
-		} else {
+		} else if c.alerting != nil {
 			nt.trackAlerting(ops, c, n, now)
 		}
 		queueName, ok := nt.cfg.MediaQueues[c.medium]
@@ -116,15 +117,32 @@ func (nt *Notifier) writeRollup(ops *model.Ops, c *candidate, n *schema.Notifica
 	}
 }
 
-// trackAlerting keeps contact_alerting_checks current for media without rollup, cheaply: a
-// problem adds the check, a recovery or acknowledgement removes it.
+// trackAlerting keeps contact_alerting_checks of a medium without rollup current when a problem
+// is sent on it: the check is added, and the set is cleaned as a rollup medium's is (checks ok,
+// in maintenance, disabled or no longer the contact's leave it).
 func (nt *Notifier) trackAlerting(ops *model.Ops, c *candidate, n *schema.Notification, now time.Time) {
 	set := nt.keys.AlertingChecks(c.contact.ID, c.medium)
-	switch {
-	case addsToAlerting(n):
+	if addsToAlerting(n) && !c.alerting.remove[n.EventID] {
 		ops.ZAdd(set, now.Unix(), n.EventID)
-	case isRecoveryOrAck(n):
-		ops.ZRem(set, n.EventID)
+	}
+	if len(c.alerting.remove) > 0 {
+		var gone []any
+		for _, id := range slices.Sorted(maps.Keys(c.alerting.remove)) {
+			gone = append(gone, id)
+		}
+		ops.ZRem(set, gone...)
+	}
+}
+
+// stopAlerting takes a recovered or acknowledged check out of the alerting sets of every medium
+// without rollup of a contact, whether or not the notification is sent there (rules may route
+// it elsewhere, blackhole it or be out of their time restrictions). A rollup medium's set is
+// left to rollup, whose next alert reports the check leaving it.
+func (nt *Notifier) stopAlerting(ops *model.Ops, c *model.Contact, n *schema.Notification) {
+	for _, m := range slices.Sorted(maps.Keys(c.Media)) {
+		if !rollsOn(c, m) {
+			ops.ZRem(nt.keys.AlertingChecks(c.ID, m), n.EventID)
+		}
 	}
 }
 
@@ -184,9 +202,9 @@ func buildAlert(p *plan, c *candidate, r rollupDecision, now time.Time) schema.A
 	if r.kind != "" {
 		kind := r.kind
 		a.Rollup = &kind
-		threshold := int(c.rollup.threshold)
+		threshold := int(c.alerting.threshold)
 		a.RollupThreshold = &threshold
-		a.RollupAlerts = rollupAlerts(r.remaining, c.rollup.facts, now.Unix())
+		a.RollupAlerts = rollupAlerts(r.remaining, c.alerting.facts, now.Unix())
 	}
 	return a
 }

@@ -253,7 +253,7 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 	if err := nt.readSuppression(conn, &n, candidates, now); err != nil {
 		return nil, err
 	}
-	if err := nt.readRollup(conn, &n, candidates, now); err != nil {
+	if err := nt.readAlerting(conn, &n, candidates, now); err != nil {
 		return nil, err
 	}
 	nt.decide(p, contacts, candidates, now)
@@ -268,7 +268,7 @@ type candidate struct {
 	// filled by the reads:
 	suppressed bool
 	throttled  bool
-	rollup     *rollupState
+	alerting   *alertingState // read when this notification changes the medium's alerting set
 	interval   int64
 }
 

@@ -13,44 +13,55 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// rollupState is what rollup needs for one contact's medium (reference §3.6).
-type rollupState struct {
-	threshold int64
+// alertingState is one contact's medium's alerting set (contact_alerting_checks) and what is
+// needed to clean it; rollup (reference §3.6) decides on it.
+type alertingState struct {
+	threshold int64    // rollup threshold; 0 for a medium without rollup
 	members   []string // alerting set before this notification
 	// filled from facts:
 	remove map[string]bool
 	facts  map[string]*model.CheckFacts
 }
 
-// rolls reports whether a medium can be rolled up: never PagerDuty, only with a threshold.
-func rolls(c *candidate) bool {
-	return c.medium != "pagerduty" && c.contact.RollupThresholds[c.medium] > 0
+// rolls reports whether a candidate's medium can be rolled up.
+func rolls(c *candidate) bool { return rollsOn(c.contact, c.medium) }
+
+// rollsOn reports whether a contact's medium can be rolled up: never PagerDuty, only with a
+// threshold.
+func rollsOn(c *model.Contact, medium string) bool {
+	return medium != "pagerduty" && c.RollupThresholds[medium] > 0
 }
 
-// readRollup reads the alerting sets of media with a rollup threshold and the facts needed to
-// clean them: every member's state and maintenance, whether it is enabled, and whether the
-// contact still cares about it.
-func (nt *Notifier) readRollup(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
-	var rolling []*candidate
+// readAlerting reads the alerting sets that this notification changes and the facts needed to
+// clean them (reference §3.6 step 2): every member's state and maintenance, whether it is
+// enabled, and whether the contact still cares about it. Those are the sets of media with a
+// rollup threshold, and, for a problem, of media without: a set is cleaned whenever it can grow,
+// so it holds only checks that still alert (recoveries and acknowledgements of media without
+// rollup are taken out by decide, without reads).
+func (nt *Notifier) readAlerting(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
+	var tracked []*candidate
 	for _, c := range cands {
-		if !c.suppressed && rolls(c) {
-			rolling = append(rolling, c)
+		if !c.suppressed && (rolls(c) || addsToAlerting(n)) {
+			tracked = append(tracked, c)
 			conn.Send("ZRANGE", nt.keys.AlertingChecks(c.contact.ID, c.medium), 0, -1)
 		}
 	}
-	if len(rolling) == 0 {
+	if len(tracked) == 0 {
 		return nil
 	}
 	if err := conn.Flush(); err != nil {
 		return fmt.Errorf("read alerting checks: %w", err)
 	}
 	distinct := map[string]bool{}
-	for _, c := range rolling {
+	for _, c := range tracked {
 		members, err := redis.Strings(conn.Receive())
 		if err != nil {
 			return fmt.Errorf("read alerting checks of %s: %w", c.contact.ID, err)
 		}
-		c.rollup = &rollupState{threshold: c.contact.RollupThresholds[c.medium], members: members}
+		c.alerting = &alertingState{members: members}
+		if rolls(c) {
+			c.alerting.threshold = c.contact.RollupThresholds[c.medium]
+		}
 		for _, m := range members {
 			distinct[m] = true
 		}
@@ -79,16 +90,16 @@ func (nt *Notifier) readRollup(conn redis.Conn, n *schema.Notification, cands []
 	if err != nil {
 		return err
 	}
-	for _, c := range rolling {
-		c.rollup.facts = byID
-		c.rollup.remove = map[string]bool{}
-		candidates := c.rollup.members
+	for _, c := range tracked {
+		c.alerting.facts = byID
+		c.alerting.remove = map[string]bool{}
+		candidates := c.alerting.members
 		if addsToAlerting(n) {
 			candidates = append(candidates, n.EventID)
 		}
 		for _, id := range candidates {
 			if shouldClean(byID[id], now.Unix(), contains(interested[id], c.contact.ID)) {
-				c.rollup.remove[id] = true
+				c.alerting.remove[id] = true
 			}
 		}
 	}
@@ -117,7 +128,7 @@ type rollupDecision struct {
 
 func decideRollup(c *candidate, n *schema.Notification) rollupDecision {
 	var d rollupDecision
-	r := c.rollup
+	r := c.alerting
 	set := append([]string(nil), r.members...)
 	if addsToAlerting(n) && !contains(set, n.EventID) {
 		set = append(set, n.EventID)

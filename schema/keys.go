@@ -315,6 +315,12 @@ func (k Keys) DropRollupAlerts(contactID, medium string) string {
 // PagerdutyAcksLock is the lock that keeps one PagerDuty acknowledgement poller running.
 func (k Keys) PagerdutyAcksLock() string { return k.key("sem_pagerduty_acks_running") }
 
+// PagerdutyAcksQueued is a hash (added by us): ENTITY:CHECK -> the unix time in milliseconds (by
+// the injected clock) at which a PagerDuty acknowledgement poller queued an acknowledgement
+// event for the check. Pollers of every instance read it, so none queues a second one while the
+// first waits for the executive. Its expiry only collects garbage: the stored times decide.
+func (k Keys) PagerdutyAcksQueued() string { return k.key("pagerduty_acks_queued") }
+
 // ContactAlertState is the notifier's own per-contact hash (added by us): "revision" guards
 // concurrent notifiers, and the unix time at which each suppression ends — fields
 // DropField(...) and RollupDropField(...) — lets decisions follow the injected clock (SPEC 4.1)

@@ -1,6 +1,6 @@
 // Package pagerduty is the PagerDuty medium (reference §4.2, SPEC 4.13). Sender delivers the
 // alerts of `pagerduty_notifications` through the Events API v2 (trigger, acknowledge, resolve,
-// deduplicated on ENTITY:CHECK) behind the shared queue runner of package gateways, which does
+// deduplicated on ENTITY:CHECK, see DedupKey) behind the shared queue runner of package gateways, which does
 // the retries and dead-lettering; Sender only delivers and classifies failures. AckPoller
 // brings acknowledgements made in PagerDuty back: it looks for acknowledged incidents of the
 // failing checks and pushes one acknowledgement event per check onto `events`.

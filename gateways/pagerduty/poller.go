@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
+	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -21,8 +21,9 @@ import (
 // added when PagerDuty names the acknowledger.
 const AckSummary = "Acknowledged on PagerDuty"
 
-// PendingAckHold is how long a poller waits before pushing a second acknowledgement for a check
-// whose first one the executive has not applied yet (the check still shows failing and
+// PendingAckHold is how long pollers (of every instance: the queued acknowledgements are kept in
+// Redis, pagerduty_acks_queued) wait before pushing a second acknowledgement for a check whose
+// first one the executive has not applied yet (the check still shows failing and
 // unacknowledged, e.g. while the events queue has a backlog).
 const PendingAckHold = 5 * time.Minute
 
@@ -50,13 +51,16 @@ type AckPollerOptions struct {
 
 // AckPoller brings acknowledgements made in PagerDuty back into flapjack (reference §4.2):
 // every Config.AckPollInterval it looks at each failing, unacknowledged check with PagerDuty
-// contacts, asks PagerDuty whether the check's incident (incident key ENTITY:CHECK) is
+// contacts, asks PagerDuty whether the check's incident (incident key DedupKey(ENTITY:CHECK)) is
 // acknowledged, and if so pushes one acknowledgement event for the check onto the events
 // queue, which the executive applies like any acknowledgement.
 //
 // Pollers on every instance share one lock in Redis (sem_pagerduty_acks_running): one runs at
 // a time, and a run ending leaves the time the next one is due (by the injected clock), so the
-// instances together ask PagerDuty about once per interval rather than once each.
+// instances together ask PagerDuty about once per interval rather than once each. They also
+// share what they queued (pagerduty_acks_queued): a check whose acknowledgement event waits for
+// the executive is left alone by all of them for PendingAckHold, and each event is claimed there
+// atomically before it is pushed, so even overlapping runs queue it once.
 type AckPoller struct {
 	cfg    Config
 	pool   *redis.Pool
@@ -66,9 +70,6 @@ type AckPoller struct {
 	api    incidentQuerier
 	log    *zap.Logger
 	m      *Metrics
-
-	mu      sync.Mutex
-	pending map[string]time.Time // check id -> when this poller pushed an ack not yet applied
 }
 
 // NewAckPoller validates the configuration and builds a poller.
@@ -80,7 +81,7 @@ func NewAckPoller(o AckPollerOptions) (*AckPoller, error) {
 		return nil, errors.New("pagerduty: the acknowledgement poller needs a Redis pool")
 	}
 	p := &AckPoller{cfg: o.Config.withDefaults(), pool: o.Pool, keys: o.Keys,
-		events: events.NewPublisher(o.Pool, o.Keys, o.EventsQueue), clock: o.Clock, log: o.Log, m: o.Metrics, pending: map[string]time.Time{}}
+		events: events.NewPublisher(o.Pool, o.Keys, o.EventsQueue), clock: o.Clock, log: o.Log, m: o.Metrics}
 	if p.clock == nil {
 		p.clock = clock.Real{}
 	}
@@ -201,14 +202,31 @@ type candidate struct {
 
 func (p *AckPoller) run(ctx context.Context, now time.Time) (RunResult, error) {
 	var res RunResult
-	p.prunePending(now)
+	queued, err := p.readQueued(ctx)
+	if err != nil {
+		p.m.errors.WithLabelValues(ErrorRedis).Inc()
+		return res, err
+	}
 	ids, err := p.failedChecks(ctx)
 	if err != nil {
 		p.m.errors.WithLabelValues(ErrorRedis).Inc()
 		return res, err
 	}
-	candidates, errs := p.candidates(ctx, ids, now)
+	candidates, settled, errs := p.candidates(ctx, ids, now, queued)
 	res.Errors += errs
+	// Forget acknowledgements that were applied (or became moot: a later failure may be
+	// acknowledged again), and those queued longer than the hold ago, including those of checks
+	// that left failed_checks.
+	for id := range queued {
+		if !queued.held(id, now) {
+			settled[id] = queued[id]
+		}
+	}
+	if err := p.forget(ctx, settled); err != nil {
+		res.Errors++
+		p.m.errors.WithLabelValues(ErrorRedis).Inc()
+		p.log.Warn("cannot forget queued acknowledgements", zap.Error(err))
+	}
 	// Credentials PagerDuty refused (401, 403, 429) are not used again in this run.
 	refused := map[model.PagerdutyCredentials]bool{}
 	since, until := now.Add(-p.cfg.SinceWindow), now.Add(untilAhead)
@@ -249,11 +267,12 @@ func (p *AckPoller) failedChecks(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// candidates keeps the checks that are failing and unacknowledged at now and have contacts with
-// a PagerDuty address and usable credentials.
-func (p *AckPoller) candidates(ctx context.Context, ids []string, now time.Time) ([]candidate, int) {
-	errs := 0
-	var out []candidate
+// candidates keeps the checks that are failing and unacknowledged at now, with no
+// acknowledgement of a poller still on its way, and have contacts with a PagerDuty address and
+// usable credentials. settled holds the queued acknowledgements of checks found acknowledged or
+// no longer failing.
+func (p *AckPoller) candidates(ctx context.Context, ids []string, now time.Time, queued queuedAcks) (out []candidate, settled queuedAcks, errs int) {
+	settled = queuedAcks{}
 	for start := 0; start < len(ids); start += factsBatch {
 		batch := ids[start:min(start+factsBatch, len(ids))]
 		var reqs []model.FactsRequest
@@ -273,7 +292,13 @@ func (p *AckPoller) candidates(ctx context.Context, ids []string, now time.Time)
 			continue
 		}
 		for _, f := range facts {
-			if !p.unacknowledgedFailure(f, now) {
+			if !unacknowledgedFailure(f, now) {
+				if raw, ok := queued[f.ID]; ok {
+					settled[f.ID] = raw
+				}
+				continue
+			}
+			if queued.held(f.ID, now) {
 				continue
 			}
 			creds, err := p.credentials(ctx, f.Entity, f.Check)
@@ -289,7 +314,7 @@ func (p *AckPoller) candidates(ctx context.Context, ids []string, now time.Time)
 			out = append(out, candidate{id: f.ID, entity: f.Entity, check: f.Check, creds: creds})
 		}
 	}
-	return out, errs
+	return out, settled, errs
 }
 
 func (p *AckPoller) readFacts(ctx context.Context, now time.Time, reqs []model.FactsRequest) ([]model.CheckFacts, error) {
@@ -302,32 +327,9 @@ func (p *AckPoller) readFacts(ctx context.Context, now time.Time, reqs []model.F
 }
 
 // unacknowledgedFailure reports a check in a failing state, outside unscheduled maintenance
-// (an acknowledgement) at now, with no acknowledgement of ours still on its way.
-func (p *AckPoller) unacknowledgedFailure(f model.CheckFacts, now time.Time) bool {
-	failing := schema.IsFailure(f.State) && !f.UnscheduledMaintenance.Covers(now.Unix())
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !failing {
-		// Applied (or moot): a later failure may be acknowledged again.
-		delete(p.pending, f.ID)
-		return false
-	}
-	if at, ok := p.pending[f.ID]; ok && now.Before(at.Add(PendingAckHold)) {
-		return false
-	}
-	return true
-}
-
-// prunePending forgets acknowledgements pushed long enough ago, including those of checks that
-// left failed_checks before this poller saw them again.
-func (p *AckPoller) prunePending(now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for id, at := range p.pending {
-		if !now.Before(at.Add(PendingAckHold)) {
-			delete(p.pending, id)
-		}
-	}
+// (an acknowledgement) at now.
+func unacknowledgedFailure(f model.CheckFacts, now time.Time) bool {
+	return schema.IsFailure(f.State) && !f.UnscheduledMaintenance.Covers(now.Unix())
 }
 
 // credentials collects the distinct PagerDuty credentials of the check's contacts that have a
@@ -366,7 +368,7 @@ func (p *AckPoller) lookup(ctx context.Context, c candidate, since, until time.T
 		if refused[cred] {
 			continue
 		}
-		r, err := p.api.acknowledged(ctx, cred, c.id, since, until)
+		r, err := p.api.acknowledged(ctx, cred, DedupKey(c.id), since, until)
 		if err != nil {
 			if ctx.Err() != nil {
 				return false, "", errs
@@ -396,15 +398,20 @@ func authKind(c model.PagerdutyCredentials) string {
 }
 
 // enqueue pushes the acknowledgement event, unless the check was acknowledged or recovered
-// while PagerDuty was being asked.
+// while PagerDuty was being asked, or another poller queued one meanwhile (the claim in
+// pagerduty_acks_queued decides, atomically).
 func (p *AckPoller) enqueue(ctx context.Context, c candidate, by string) (bool, error) {
 	now := p.clock.Now()
 	facts, err := p.readFacts(ctx, now, []model.FactsRequest{{Entity: c.entity, Check: c.check, Mode: model.ModeEventOK}})
 	if err != nil {
 		return false, err
 	}
-	if !p.unacknowledgedFailure(facts[0], now) {
+	if !unacknowledgedFailure(facts[0], now) {
 		return false, nil
+	}
+	claimed, err := p.claim(ctx, c.id, now)
+	if err != nil || !claimed {
+		return false, err
 	}
 	ev := schema.Event{Entity: c.entity, Check: c.check, Type: schema.TypeAction, State: schema.StateAcknowledgement,
 		Summary: AckSummary, Duration: int64(p.cfg.AckDuration / time.Second), HasDuration: true}
@@ -412,11 +419,13 @@ func (p *AckPoller) enqueue(ctx context.Context, c candidate, by string) (bool, 
 		ev.Summary += " by " + by
 	}
 	if _, err := p.events.Publish(ctx, ev); err != nil {
+		// Not queued: let the next run try again rather than hold it off.
+		if ferr := p.forget(context.WithoutCancel(ctx), queuedAcks{c.id: strconv.FormatInt(now.UnixMilli(), 10)}); ferr != nil {
+			p.log.Warn("cannot withdraw the claim of an acknowledgement that was not queued; it is held off until the hold ends",
+				zap.String("check", c.id), zap.Error(ferr))
+		}
 		return false, fmt.Errorf("push acknowledgement event: %w", err)
 	}
-	p.mu.Lock()
-	p.pending[c.id] = now
-	p.mu.Unlock()
 	p.m.acks.Inc()
 	p.log.Info("incident acknowledged on PagerDuty: acknowledgement event queued", zap.String("check", c.id),
 		zap.String("by", by), zap.Duration("duration", p.cfg.AckDuration))

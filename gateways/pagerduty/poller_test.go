@@ -557,3 +557,79 @@ func TestLock(t *testing.T) {
 		t.Fatalf("take while Flapjack 1.x runs = %d, want busy", got)
 	}
 }
+
+// TestAckPollersOfSeveralInstancesQueueOneAck: pollers of two server processes take turns
+// (they share the lock) while the executive lags: the first one's acknowledgement event is still
+// queued, so the check still reads failing and unacknowledged to the second. The second must not
+// queue another: what was queued is remembered in Redis (pagerduty_acks_queued), not in one
+// process. The memory is judged by the injected clock, not by its Redis expiry.
+func TestAckPollersOfSeveralInstancesQueueOneAck(t *testing.T) {
+	t.Parallel()
+	e := newPollEnv(t)
+	e.check("web-01:HTTP", "critical")
+	e.contact("c1", "web-01", pdMedia, tokenCreds)
+	e.rest.add(incident{key: "web-01:HTTP", status: "acknowledged", created: t0.Add(-time.Hour), acknowledgers: []string{"Jane Doe"}})
+	p1, p2 := e.poller(e.config(), nil), e.poller(e.config(), nil)
+
+	if res := runOnce(t, p1); len(res.Enqueued) != 1 {
+		t.Fatalf("first instance = %+v", res)
+	}
+	for i, p := range []*AckPoller{p2, p1, p2} {
+		e.clk.Advance(10 * time.Second)
+		if res := runOnce(t, p); res.Skipped != "" || res.Checked != 0 || len(res.Enqueued) != 0 {
+			t.Fatalf("poll %d while the executive lags = %+v, want the check left alone", i+2, res)
+		}
+	}
+	wantAck(t, e.queued(), "web-01:HTTP", "Acknowledged on PagerDuty by Jane Doe")
+	if n := len(e.requests()); n != 1 {
+		t.Fatalf("PagerDuty asked %d times, want once", n)
+	}
+	key := e.keys.PagerdutyAcksQueued()
+	at, err := redis.Int64(e.db.Do(t, "HGET", key, "web-01:HTTP"), nil)
+	ttl, _ := redis.Int64(e.db.Do(t, "PTTL", key), nil)
+	if err != nil || at != t0.UnixMilli() || ttl <= 0 || ttl > queuedExpiry.Milliseconds() {
+		t.Fatalf("%s web-01:HTTP = %d (%v), PTTL %d ms; want the queueing time %d and an expiry", key, at, err, ttl, t0.UnixMilli())
+	}
+
+	// Still unapplied once the hold is over by the clock (the Redis expiry has not fired): one
+	// more acknowledgement is queued, as documented for a stuck events queue.
+	e.clk.Advance(PendingAckHold)
+	if res := runOnce(t, p2); len(res.Enqueued) != 1 {
+		t.Fatalf("poll after the hold = %+v, want a second acknowledgement", res)
+	}
+	// The executive applies them: the check is acknowledged, and the memory of it is dropped.
+	e.process()
+	e.clk.Advance(10 * time.Second)
+	if res := runOnce(t, p1); res.Checked != 0 || len(res.Enqueued) != 0 {
+		t.Fatalf("poll after the executive ran = %+v", res)
+	}
+	if n, _ := redis.Int(e.db.Do(t, "HLEN", key), nil); n != 0 {
+		t.Fatalf("%s keeps %d entries after the acknowledgement was applied", key, n)
+	}
+}
+
+// TestAckPollersOverlapping: two pollers whose runs overlap (a lock lost to its expiry) still
+// queue one acknowledgement: the check is claimed in Redis before the event is pushed.
+func TestAckPollersOverlapping(t *testing.T) {
+	t.Parallel()
+	e := newPollEnv(t)
+	e.check("web-01:HTTP", "critical")
+	e.contact("c1", "web-01", pdMedia, tokenCreds)
+	e.rest.add(incident{key: "web-01:HTTP", status: "acknowledged", created: t0.Add(-time.Hour)})
+	e.rest.entered, e.rest.gate = make(chan struct{}, 4), make(chan struct{})
+	p1, p2 := e.poller(e.config(), nil), e.poller(e.config(), nil)
+	done := make(chan RunResult, 2)
+	go func() { res, _ := p1.RunOnce(context.Background()); done <- res }()
+	<-e.rest.entered
+	e.db.Do(t, "DEL", e.keys.PagerdutyAcksLock()) // p1's lock "expired"
+	go func() { res, _ := p2.RunOnce(context.Background()); done <- res }()
+	<-e.rest.entered // both are asking PagerDuty
+	close(e.rest.gate)
+	r1, r2 := <-done, <-done
+	if r1.Checked != 1 || r2.Checked != 1 || len(r1.Enqueued)+len(r2.Enqueued) != 1 {
+		t.Fatalf("overlapping runs = %+v and %+v, want both asking and one acknowledgement", r1, r2)
+	}
+	if n := len(e.queued()); n != 1 {
+		t.Fatalf("%d events queued, want 1", n)
+	}
+}

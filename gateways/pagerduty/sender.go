@@ -3,11 +3,14 @@ package pagerduty
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -124,7 +127,7 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 }
 
 func (s *Sender) sendV2(ctx context.Context, a schema.Alert, action string) error {
-	ev := v2Event{RoutingKey: a.Address, EventAction: action, DedupKey: a.EventID}
+	ev := v2Event{RoutingKey: a.Address, EventAction: action, DedupKey: DedupKey(a.EventID)}
 	if action == ActionTrigger {
 		ev.Client = Client
 		ev.Payload = payload(a)
@@ -156,7 +159,7 @@ func payload(a schema.Alert) *v2Payload {
 
 func (s *Sender) sendV1(ctx context.Context, a schema.Alert, action string) error {
 	entity, check := a.EntityCheck()
-	ev := v1Event{ServiceKey: a.Address, IncidentKey: a.EventID, EventType: action, Description: Summary(a),
+	ev := v1Event{ServiceKey: a.Address, IncidentKey: DedupKey(a.EventID), EventType: action, Description: Summary(a),
 		Client: Client, Details: map[string]string{"HOSTNAME": entity, "SERVICE": check}}
 	return s.post(ctx, a, s.cfg.EventsBaseURL+"/generic/2010-04-15/create_event.json", ev, true)
 }
@@ -216,4 +219,27 @@ func scrubErr(err error, secrets ...string) error {
 		return errors.New(clean)
 	}
 	return err
+}
+
+// MaxDedupKeyLength is PagerDuty's limit on a dedup_key (v1: incident_key), counted here in
+// bytes, which is never more than the characters PagerDuty counts.
+const MaxDedupKeyLength = 255
+
+// dedupHashLength is how many hex digits of the check id's SHA-256 end a derived key (128 bits).
+const dedupHashLength = 32
+
+// DedupKey is the dedup_key (v1 incident_key) of a check's incident, which is also the
+// incident_key the acknowledgement poller asks PagerDuty about: the check's ENTITY:CHECK, as in
+// Flapjack, when it fits in MaxDedupKeyLength; otherwise a stable shorter key: as much of it as
+// fits, cut on a character boundary, then "~" and the first 32 hex digits of its SHA-256.
+func DedupKey(checkID string) string {
+	if len(checkID) <= MaxDedupKeyLength {
+		return checkID
+	}
+	sum := sha256.Sum256([]byte(checkID))
+	cut := MaxDedupKeyLength - 1 - dedupHashLength
+	for cut > 0 && !utf8.RuneStart(checkID[cut]) {
+		cut--
+	}
+	return checkID[:cut] + "~" + hex.EncodeToString(sum[:])[:dedupHashLength]
 }

@@ -37,9 +37,23 @@
 // local even on the night the clocks change (lasting 7 or 9 real hours). This is what people mean
 // when they write such a window; a fixed real duration would shift the end by an hour twice a year.
 // An end that would fall in the hour skipped by a spring-forward change moves past the gap.
-// Occurrence starts follow rrule-go's reading of wall-clock times: a start whose wall-clock
-// time does not exist that day (02:30 on a spring-forward night) becomes time.Date's
-// normalisation of it (01:30 standard time), and an ambiguous one the first of its two instants.
+//
+// # Wall times that do not exist or exist twice
+//
+// An RFC 5545 restriction ("rrule") follows RFC 5545. A recurrence instance whose wall-clock
+// time a spring-forward gap skips (02:30 that night) is ignored and not counted towards COUNT
+// (§3.3.10). A written local time (start_time as the DTSTART, end_time, RDATE, EXDATE, UNTIL,
+// rtimes, extimes) in a gap is read with the UTC offset before the gap, so it lands one gap
+// later (02:30 is 03:30 EDT in New York and 03:30 CEST in Berlin), and one that occurs twice (a
+// fall-back night) is the first of its two instants (§3.3.5); recurrence instances in such an
+// overlap are likewise the first. A start_time in a gap is therefore an occurrence at 03:30 if
+// the rules produce its 02:30, and the rules keep recurring at the 02:30 it names.
+//
+// An ice_cube restriction ("rrules") keeps the reading it always had, rrule-go's: every wall
+// time is time.Date's normalisation of it. West of UTC a time in a gap lands an hour early
+// (02:30 is 01:30 EST) and of two instants the first is taken; east of UTC a time in a gap
+// lands after it (03:30 CEST) and of two instants the second is taken. Occurrences in a gap
+// are kept, and a start in a gap recurs at the time it was normalised to.
 //
 // An occurrence o covers the instants o <= t < end(o). An extime/EXDATE removes the occurrence
 // starting exactly at that instant; a date-only EXDATE (VALUE=DATE or YYYYMMDD) removes every

@@ -53,6 +53,9 @@ func (ru *rule) naiveOccurrences(t time.Time) []time.Time {
 	if ru.never {
 		return nil
 	}
+	if ru.rfc {
+		return ru.rfcOccurrences(t)
+	}
 	rr, err := rrule.NewRRule(ru.raw)
 	if err != nil {
 		panic(err)
@@ -66,6 +69,46 @@ func (ru *rule) naiveOccurrences(t time.Time) []time.Time {
 			return out
 		}
 		if !ru.keep(o) {
+			continue
+		}
+		if seen++; ru.rawCount > 0 && seen > ru.rawCount {
+			return out
+		}
+		if !o.After(t) {
+			out = append(out, o)
+		}
+	}
+}
+
+// rfcOccurrences is naiveOccurrences of an RFC 5545 rule, read as RFC 5545 reads it: rrule-go
+// runs on the wall clock (from the start's wall time as written, options as read), a wall
+// time that does not exist is ignored and not counted unless it is the start, which is placed
+// with the offset before the gap like every other wall time (rfcAt), and nothing placed before
+// the start occurs.
+func (ru *rule) rfcOccurrences(t time.Time) []time.Time {
+	opt := ru.raw
+	opt.Dtstart = time.Unix(ru.startWall, 0).UTC()
+	if !opt.Until.IsZero() {
+		opt.Until = naive(opt.Until, ru.loc)
+	}
+	rr, err := rrule.NewRRule(opt)
+	if err != nil {
+		panic(err)
+	}
+	var out []time.Time
+	seen := 0
+	next := rr.Iterator()
+	stop := wallOf(t, ru.loc) + orderSlack
+	for {
+		n, ok := next()
+		if !ok || n.Unix() > stop {
+			return out
+		}
+		if !ru.keep(n) {
+			continue
+		}
+		o, exists := rfcAt(n.Unix(), ru.loc)
+		if !exists && n.Unix() != ru.startWall || o.Before(ru.start) {
 			continue
 		}
 		if seen++; ru.rawCount > 0 && seen > ru.rawCount {
@@ -119,6 +162,13 @@ func TestShortcutsMatchNaiveEvaluation(t *testing.T) {
 			"2013-02-25 00:00:00", "2015-06-01 00:00:00"},
 		{"start in the DST gap", "America/New_York", `{"start_time": "2013-03-10 02:30:00", "end_time": "2013-03-10 03:15:00",
 			"rrules": [{"rule_type": "Daily"}]}`, "2013-03-09 00:00:00", "2016-01-01 00:00:00"},
+		{"RFC 5545 start in the DST gap", "America/New_York", `{"start_time": "2013-03-10 02:30:00", "end_time": "2013-03-10 02:45:00",
+			"rrule": "FREQ=DAILY;BYHOUR=2,5;BYMINUTE=30"}`, "2013-03-09 00:00:00", "2016-01-01 00:00:00"},
+		{"RFC 5545 minutely across both changes east of UTC", "Europe/Berlin", `{"start_time": "2013-03-30 23:50:00", "end_time": "2013-03-30 23:55:00",
+			"rrule": "FREQ=MINUTELY;INTERVAL=20;BYHOUR=1,2,3;COUNT=40\nRRULE:FREQ=DAILY;BYHOUR=2;BYMINUTE=10,40\nEXRULE:FREQ=DAILY;BYHOUR=3;BYMINUTE=0"}`,
+			"2013-03-30 00:00:00", "2014-01-01 00:00:00"},
+		{"RFC 5545 hourly with EXDATE and RDATE in the gap", "America/New_York", `{"start_time": "2013-03-09 23:30:00", "end_time": "2013-03-09 23:50:00",
+			"rrule": "FREQ=HOURLY;COUNT=30\nEXDATE:20130310T033000\nRDATE:20130310T021000,20131103T011000"}`, "2013-03-09 00:00:00", "2013-11-05 00:00:00"},
 		{"Lord Howe half-hour DST", "Australia/Lord_Howe", `{"start_time": "2013-01-01 01:45:00", "end_time": "2013-01-01 02:15:00",
 			"rrules": [{"rule_type": "Daily"}]}`, "2013-01-01 00:00:00", "2017-01-01 00:00:00"},
 		{"rtimes and extimes", "UTC", `{"start_time": "2013-03-04 09:00:00", "end_time": "2013-03-04 17:00:00",

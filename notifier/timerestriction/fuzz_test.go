@@ -84,12 +84,15 @@ func FuzzRRule(f *testing.F) {
 		`"start_time": "2013-02-01 09:00:00", "end_time": "2013-02-01 17:00:00"`,
 		`"start_time": "2012-02-29 23:59:59", "end_time": "2012-03-01 00:00:09"`,
 		`"start_time": "2013-11-03 01:30:00", "end_time": "2013-11-03 01:30:01"`,
+		`"start_time": "2013-03-10 02:30:00", "end_time": "2013-03-10 02:45:00"`, // in the gap
 	}
 	// East of UTC, time.Date places wall times in a gap after it, not before (which's high bit).
 	berlinStarts := []string{
 		`"start_time": "2013-03-30 00:00:00", "end_time": "2013-03-30 00:10:00"`,
 		`"start_time": "2013-03-31 01:30:00", "end_time": "2013-03-31 03:30:00"`,
 		`"start_time": "2013-10-27 01:30:00", "end_time": "2013-10-27 02:30:01"`,
+		`"start_time": "2013-03-31 02:30:00", "end_time": "2013-03-31 02:45:00"`, // in the gap
+		`"start_time": "2013-10-27 02:30:00", "end_time": "2013-10-27 02:50:00"`, // twice that night
 	}
 	f.Add("RRULE:FREQ=MINUTELY;INTERVAL=30\nEXRULE:FREQ=DAILY;BYHOUR=2;BYMINUTE=30;BYSECOND=0", uint8(0x80))
 	f.Fuzz(func(t *testing.T, rule string, which uint8) {

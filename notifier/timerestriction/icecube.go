@@ -88,7 +88,7 @@ func parseIceCubeRule(raw json.RawMessage, loc *time.Location) (ruleSpec, error)
 		spec.opt.Wkst = rruleWeekdays[wd]
 	}
 	if !isNull(in.Until) {
-		st, err := parseTimeValue(in.Until, loc)
+		st, err := parseTimeValue(in.Until, loc, false)
 		if err != nil {
 			return spec, fmt.Errorf("until: %w", err)
 		}

@@ -70,11 +70,20 @@ func Parse(raw []byte, loc *time.Location) (*Restriction, error) {
 	if endRaw == nil {
 		return nil, errors.New("missing end_time")
 	}
-	start, err := parseTimeValue(startRaw, loc)
+	var text string
+	if !isNull(in.RRule) {
+		if err := json.Unmarshal(in.RRule, &text); err != nil {
+			return nil, fmt.Errorf("rrule is not a string: %s", abbreviate(in.RRule))
+		}
+	}
+	// An RFC 5545 restriction reads its wall times as RFC 5545 does (rfcAt); an ice_cube one as
+	// before (time.Date, like rrule-go).
+	rfc := strings.TrimSpace(text) != ""
+	start, err := parseTimeValue(startRaw, loc, rfc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", startName, err)
 	}
-	end, err := parseTimeValue(endRaw, loc)
+	end, err := parseTimeValue(endRaw, loc, rfc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", endName, err)
 	}
@@ -98,13 +107,6 @@ func Parse(raw []byte, loc *time.Location) (*Restriction, error) {
 			return nil, fmt.Errorf("rrules is not a list: %s", abbreviate(in.RRules))
 		}
 	}
-	var text string
-	if !isNull(in.RRule) {
-		if err := json.Unmarshal(in.RRule, &text); err != nil {
-			return nil, fmt.Errorf("rrule is not a string: %s", abbreviate(in.RRule))
-		}
-	}
-	rfc := strings.TrimSpace(text) != ""
 	if len(rrules) > 0 && rfc {
 		return nil, errors.New("both rrule and rrules are given; use one of them")
 	}
@@ -129,26 +131,26 @@ func Parse(raw []byte, loc *time.Location) (*Restriction, error) {
 		exdates = append(exdates, set.exdates...)
 		r.exdays = set.exdays
 	}
-	rt, err := parseTimeList(in.RTimes, loc)
+	rt, err := parseTimeList(in.RTimes, loc, rfc)
 	if err != nil {
 		return nil, fmt.Errorf("rtimes: %w", err)
 	}
 	rdates = append(rdates, rt...)
-	ex, err := parseTimeList(in.ExTimes, loc)
+	ex, err := parseTimeList(in.ExTimes, loc, rfc)
 	if err != nil {
 		return nil, fmt.Errorf("extimes: %w", err)
 	}
 	exdates = append(exdates, ex...)
 
 	for i, spec := range specs {
-		ru, err := newRule(spec, start.at, loc)
+		ru, err := newRule(spec, start, loc, rfc)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ruleName(rfc, "RRULE", "rrules", i), err)
 		}
 		r.rules = append(r.rules, ru)
 	}
 	for i, spec := range exspecs {
-		ru, err := newRule(spec, start.at, loc)
+		ru, err := newRule(spec, start, loc, rfc)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ruleName(true, "EXRULE", "", i), err)
 		}
@@ -188,7 +190,7 @@ func ruleName(rfc bool, rfcName, listName string, i int) string {
 	return fmt.Sprintf("%s[%d]", listName, i)
 }
 
-func parseTimeList(raw json.RawMessage, loc *time.Location) ([]stamp, error) {
+func parseTimeList(raw json.RawMessage, loc *time.Location, rfc bool) ([]stamp, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
@@ -198,7 +200,7 @@ func parseTimeList(raw json.RawMessage, loc *time.Location) ([]stamp, error) {
 	}
 	out := make([]stamp, 0, len(items))
 	for i, item := range items {
-		st, err := parseTimeValue(item, loc)
+		st, err := parseTimeValue(item, loc, rfc)
 		if err != nil {
 			return nil, fmt.Errorf("[%d]: %w", i, err)
 		}

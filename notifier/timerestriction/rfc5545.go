@@ -75,7 +75,7 @@ func (set *rfcSet) addLine(line string, start stamp, loc *time.Location) error {
 		for _, d := range days {
 			// A date-only RDATE gets the start's time of day, like every other occurrence.
 			w := d*86400 + (start.wall - floorDiv(start.wall, 86400)*86400)
-			at := atWall(w, loc)
+			at, _ := rfcAt(w, loc)
 			set.rdates = append(set.rdates, stamp{at: at, wall: w})
 		}
 	case "DTSTART":
@@ -99,6 +99,8 @@ func parseRRuleBody(body string, loc *time.Location) (ruleSpec, error) {
 	body = strings.Join(attrs, ";")
 	seen := map[string]bool{}
 	var untilDate bool
+	var untilWall int64 // a zone-less date-time UNTIL, as written
+	untilLocal := false
 	for _, attr := range attrs {
 		key, value, ok := strings.Cut(attr, "=")
 		if !ok || key == "" {
@@ -120,6 +122,9 @@ func parseRRuleBody(body string, loc *time.Location) (ruleSpec, error) {
 			}
 		case "UNTIL":
 			untilDate = len(value) == len("20060102")
+			if f, err := time.Parse("20060102T150405", value); err == nil {
+				untilWall, untilLocal = f.Unix(), true
+			}
 		}
 	}
 	opt, err := rrule.StrToROptionInLocation(body, loc)
@@ -133,6 +138,10 @@ func parseRRuleBody(body string, loc *time.Location) (ruleSpec, error) {
 		// A date-only UNTIL includes that whole day.
 		y, m, d := opt.Until.Date()
 		opt.Until = time.Date(y, m, d, 23, 59, 59, 0, loc)
+	}
+	if untilLocal {
+		// A local UNTIL is a DATE-TIME like any other (rrule-go reads it with time.Date).
+		opt.Until, _ = rfcAt(untilWall, loc)
 	}
 	if !opt.Until.IsZero() {
 		if err := checkYear(opt.Until); err != nil {
@@ -194,7 +203,7 @@ func parseDates(params, value string, loc *time.Location) ([]stamp, []int64, err
 		if !(len(v) == len("20060102T150405") || len(v) == len("20060102T150405Z") && v[15] == 'Z') || v[8] != 'T' {
 			return nil, nil, fmt.Errorf("cannot read time %q: want YYYYMMDDTHHMMSS, optionally with Z", v)
 		}
-		st, err := parseTimeString(v, zone, loc)
+		st, err := parseTimeString(v, zone, loc, true)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -72,7 +72,8 @@ type rule struct {
 	empty    bool       // produces no occurrence at all
 
 	start       time.Time // the restriction's start: rrule-go yields and counts nothing before it
-	startWall   int64
+	startWall   int64     // its wall clock (naive), as written for an RFC 5545 rule
+	rfc         bool      // an RFC 5545 rule: wall times are read by rfcAt, skipped ones ignored
 	startDays   int64
 	startMonths int64 // year*12 + month-1
 	startYear   int64
@@ -93,7 +94,12 @@ func naive(t time.Time, loc *time.Location) time.Time {
 	return time.Unix(wallOf(t, loc), 0).UTC()
 }
 
-func newRule(spec ruleSpec, start time.Time, loc *time.Location) (*rule, error) {
+// newRule binds spec to the restriction's start. An RFC 5545 rule (rfc) recurs from the start's
+// wall time as written, and its occurrences follow RFC 5545 where the wall clock skips or
+// repeats (see rule.place); an ice_cube rule recurs from time.Date's reading of it, as rrule-go
+// in the location would.
+func newRule(spec ruleSpec, startStamp stamp, loc *time.Location, rfc bool) (*rule, error) {
+	start := startStamp.at
 	opt := spec.opt
 	if opt.Interval < 1 {
 		return nil, fmt.Errorf("interval %d must be at least 1", opt.Interval)
@@ -116,6 +122,9 @@ func newRule(spec ruleSpec, start time.Time, loc *time.Location) (*rule, error) 
 	raw := opt
 
 	n0 := naive(start, loc)
+	if rfc {
+		n0 = time.Unix(startStamp.wall, 0).UTC()
+	}
 	opt.Dtstart = n0
 	if _, err := rrule.NewRRule(opt); err != nil {
 		return nil, err
@@ -136,7 +145,7 @@ func newRule(spec ruleSpec, start time.Time, loc *time.Location) (*rule, error) 
 		loc: loc, freq: opt.Freq, interval: int64(opt.Interval), nth: spec.nth, start: start,
 		startWall: n0.Unix(), startDays: floorDiv(n0.Unix(), 86400),
 		startMonths: int64(n0.Year())*12 + int64(n0.Month()) - 1, startYear: int64(n0.Year()),
-		raw: raw, rawCount: spec.count, never: spec.never,
+		raw: raw, rawCount: spec.count, never: spec.never, rfc: rfc,
 	}
 	if opt.Freq >= rrule.DAILY && hasDayFilters(opt) {
 		days, err := newDayFilter(opt)
@@ -515,7 +524,7 @@ func (it *occIter) Next() (time.Time, bool) {
 				continue
 			}
 		}
-		if it.ru.keep(n) && !it.ru.beforeStart(n) {
+		if it.ru.keep(n) && !it.ru.beforeStart(n) && it.ru.exists(n) {
 			return n, true
 		}
 	}
@@ -523,10 +532,32 @@ func (it *occIter) Next() (time.Time, bool) {
 
 // beforeStart tells whether naive occurrence n is placed before the restriction's start, where
 // rrule-go neither yields nor counts an occurrence: a wall time inside a DST gap or overlap just
-// after the start can land there (time.Date moves a gap time west of UTC back by the gap).
+// after the start can land there (time.Date moves a gap time west of UTC back by the gap; RFC
+// 5545 moves a start in a gap forward by it).
 func (ru *rule) beforeStart(n time.Time) bool {
 	w := n.Unix()
-	return w < ru.startWall+orderSlack && atWall(w, ru.loc).Before(ru.start)
+	return w < ru.startWall+orderSlack && ru.place(w).Before(ru.start)
+}
+
+// exists tells whether naive occurrence n is one: an RFC 5545 rule ignores (and does not count)
+// a recurrence instance whose wall time a spring-forward gap skips (RFC 5545 §3.3.10), except
+// the start itself, which is placed one gap later (§3.3.5). An ice_cube rule keeps them all.
+func (ru *rule) exists(n time.Time) bool {
+	if !ru.rfc {
+		return true
+	}
+	w := n.Unix()
+	return w == ru.startWall || wallExists(w, ru.loc)
+}
+
+// place returns the instant of naive time w: RFC 5545's reading (rfcAt) for an RFC 5545 rule,
+// time.Date's (atWall) for an ice_cube rule.
+func (ru *rule) place(w int64) time.Time {
+	if ru.rfc {
+		t, _ := rfcAt(w, ru.loc)
+		return t
+	}
+	return atWall(w, ru.loc)
 }
 
 // anchored is a rule restarted from a later DTSTART, kept for the next evaluation.
@@ -689,9 +720,9 @@ const orderSlack = 26 * 3600
 // Iteration starts at lo's wall time. West of UTC that misses nothing: time.Date places a wall
 // time inside a spring-forward gap before the gap, and takes the first of two ambiguous
 // instants, so an occurrence at or after lo has a naive time at or after lo's wall time. East
-// of UTC it places a gap time after the gap (and takes the second instant), so an occurrence
-// up to one gap after lo can be missed: callers that need those look back further (active by
-// dstSlack, occursAt likewise).
+// of UTC it places a gap time after the gap (and takes the second instant), and so does RFC
+// 5545 for an RFC 5545 rule's start in a gap, so an occurrence up to one gap after lo can be
+// missed: callers that need those look back further (active by dstSlack, occursAt likewise).
 func (ru *rule) eachIn(lo, t time.Time, quiet bool, fn func(o time.Time) bool) bool {
 	if ru.empty {
 		return false
@@ -727,7 +758,7 @@ func (ru *rule) eachIn(lo, t time.Time, quiet bool, fn func(o time.Time) bool) b
 		if w < wlo {
 			continue
 		}
-		o := atWall(w, ru.loc)
+		o := ru.place(w)
 		if o.Before(lo) || o.After(t) {
 			continue
 		}

@@ -42,11 +42,12 @@ var zonedLayouts = []string{
 }
 
 // parseTimeValue reads a start/end/until/rtime/extime value: a string, or ice_cube's
-// {"time": "...", "zone": "..."} object.
-func parseTimeValue(raw json.RawMessage, loc *time.Location) (stamp, error) {
+// {"time": "...", "zone": "..."} object. rfc reads a zone-less wall time as RFC 5545 does
+// (rfcAt), else as time.Date does.
+func parseTimeValue(raw json.RawMessage, loc *time.Location, rfc bool) (stamp, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return parseTimeString(s, loc, loc)
+		return parseTimeString(s, loc, loc, rfc)
 	}
 	var obj struct {
 		Time json.RawMessage `json:"time"`
@@ -62,17 +63,17 @@ func parseTimeValue(raw json.RawMessage, loc *time.Location) (stamp, error) {
 	var name string
 	if isNull(obj.Zone) || json.Unmarshal(obj.Zone, &name) != nil || name == "" {
 		// A missing or malformed zone leaves the contact's location, as an unknown name does.
-		return parseTimeString(s, loc, loc)
+		return parseTimeString(s, loc, loc, rfc)
 	}
 	if z, ok := loadZone(name); ok {
 		zone = z
 	}
-	return parseTimeString(s, zone, loc)
+	return parseTimeString(s, zone, loc, rfc)
 }
 
-// parseTimeString reads s; a zone-less s is a wall-clock time in zone. The result is expressed
-// in loc.
-func parseTimeString(s string, zone, loc *time.Location) (stamp, error) {
+// parseTimeString reads s; a zone-less s is a wall-clock time in zone, placed by rfcAt when rfc
+// is set and by time.Date otherwise. The result is expressed in loc.
+func parseTimeString(s string, zone, loc *time.Location, rfc bool) (stamp, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return stamp{}, errors.New("empty time string")
@@ -93,9 +94,13 @@ func parseTimeString(s string, zone, loc *time.Location) (stamp, error) {
 		if err := checkYear(f); err != nil {
 			return stamp{}, fmt.Errorf("time %q: %w", s, err)
 		}
-		y, mo, d := f.Date()
-		h, mi, sec := f.Clock()
-		at := time.Date(y, mo, d, h, mi, sec, 0, zone).In(loc)
+		var at time.Time
+		if rfc {
+			at, _ = rfcAt(f.Unix(), zone)
+		} else {
+			at = atWall(f.Unix(), zone)
+		}
+		at = at.In(loc)
 		st := stamp{at: at, wall: wallOf(at, loc)}
 		if zone == loc {
 			st.wall = f.Unix() // as written, even if the clocks skipped it that day
@@ -147,12 +152,52 @@ func wallOf(t time.Time, loc *time.Location) int64 {
 }
 
 // atWall returns the instant whose wall clock in loc reads w, with time.Date's choice inside
-// gaps and overlaps.
+// gaps and overlaps: a wall time a spring-forward gap skips is read with the offset after the
+// gap west of UTC (an hour early: 02:30 is 01:30 EST in New York) and with the one before it
+// east of UTC (03:30 CEST in Berlin); a wall time that occurs twice is the first instant west
+// of UTC and the second east of it.
 func atWall(w int64, loc *time.Location) time.Time {
 	u := time.Unix(w, 0).UTC()
 	y, mo, d := u.Date()
 	h, mi, s := u.Clock()
 	return time.Date(y, mo, d, h, mi, s, 0, loc)
+}
+
+// wallExists tells whether wall time w occurs in loc (a spring-forward gap skips it).
+func wallExists(w int64, loc *time.Location) bool {
+	return wallOf(atWall(w, loc), loc) == w
+}
+
+// rfcAt returns the instant whose wall clock in loc reads w as RFC 5545 §3.3.5 reads a local
+// DATE-TIME, in every zone: a wall time that occurs twice (a fall-back overlap) is the first of
+// its instants, and one that a spring-forward gap skips is read with the UTC offset before the
+// gap, so it lands one gap later (02:30 is 03:30 EDT in New York, 03:30 CEST in Berlin). exists
+// is false for such a skipped wall time.
+func rfcAt(w int64, loc *time.Location) (t time.Time, exists bool) {
+	t = atWall(w, loc)
+	got := wallOf(t, loc)
+	switch {
+	case got < w:
+		// In a gap, read with the offset after it: t is before the gap and has the offset
+		// before it.
+		_, before := t.Zone()
+		return time.Unix(w-int64(before), 0).In(loc), false
+	case got > w:
+		return t, false // in a gap, already read with the offset before it
+	}
+	// An earlier instant with the same wall clock is in the previous offset period, which ended
+	// less than a day before t (the largest change ever made was a day, Pacific/Apia 2011).
+	start, _ := t.ZoneBounds()
+	if start.IsZero() || t.Sub(start) > 25*time.Hour {
+		return t, true
+	}
+	_, prev := start.Add(-time.Second).In(loc).Zone()
+	if _, cur := t.Zone(); prev > cur {
+		if u := time.Unix(w-int64(prev), 0).In(loc); u.Before(t) && wallOf(u, loc) == w {
+			return u, true
+		}
+	}
+	return t, true
 }
 
 func floorDiv(a, b int64) int64 {
