@@ -33,6 +33,8 @@ type Config struct {
 	Users map[string]string
 	// Replies answer RCPT TO for chosen recipients with an error code.
 	Replies map[string]Reply
+	// DataDelay is how long the server takes to accept each message (a slow MTA).
+	DataDelay time.Duration
 }
 
 // Reply is how the server answers RCPT TO for one recipient: Code (4xx or 5xx) for the first
@@ -205,6 +207,7 @@ func (s *session) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	time.Sleep(s.b.cfg.DataDelay)
 	rec := Record{From: s.from, To: s.to, AuthUser: s.user, TLS: s.tls(), Helo: s.c.Hostname(),
 		Received: time.Now().UTC(), Data: string(data)}
 	body, err := json.Marshal(rec)

@@ -96,6 +96,9 @@ type Options struct {
 	NoAuth bool
 	// Replies answer RCPT TO for chosen recipients with an error code (see Reply).
 	Replies map[string]Reply
+	// DataDelay is how long the server takes to accept each message (a slow MTA), so that a
+	// test can stop it while mail is in flight.
+	DataDelay time.Duration
 }
 
 // Server is one running (or stopped) server program.
@@ -153,6 +156,9 @@ func (s *Server) args(addr string) []string {
 	}
 	if !s.opts.NoAuth {
 		args = append(args, "-user", User, "-password", Password)
+	}
+	if s.opts.DataDelay > 0 {
+		args = append(args, "-data-delay", s.opts.DataDelay.String())
 	}
 	rcpts := make([]string, 0, len(s.opts.Replies))
 	for rcpt := range s.opts.Replies {

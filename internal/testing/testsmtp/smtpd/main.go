@@ -3,7 +3,7 @@
 // PLAIN and LOGIN, every accepted message stored as a JSON file, and error replies for chosen
 // recipients. SIGTERM stops it gracefully (sessions in progress finish).
 //
-//	smtpd -addr 127.0.0.1:0 -dir DIR [-cert F -key F] [-user U -password P] [-reply rcpt=451x2 ...]
+//	smtpd -addr 127.0.0.1:0 -dir DIR [-cert F -key F] [-user U -password P] [-reply rcpt=451x2 ...] [-data-delay 20ms]
 //
 // It prints "listening <addr>" on standard output once it accepts connections.
 package main
@@ -55,6 +55,7 @@ func main() {
 	flag.StringVar(&cfg.KeyFile, "key", "", "key (PEM) of -cert")
 	flag.StringVar(&user, "user", "", "account for AUTH PLAIN/LOGIN; none: no AUTH")
 	flag.StringVar(&password, "password", "", "password of -user")
+	flag.DurationVar(&cfg.DataDelay, "data-delay", 0, "time taken to accept each message")
 	flag.Var(replies(cfg.Replies), "reply", "rcpt=CODE[xTIMES]: answer RCPT TO for rcpt with CODE (the first TIMES times); repeatable")
 	flag.Parse()
 	if cfg.Dir == "" {
