@@ -144,6 +144,7 @@ func (c Config) useAuth() bool { return c.AuthType != AuthNone && c.Username != 
 // Validate checks the settings (zero values count as their defaults) and reports every
 // problem, each naming its setting.
 func (c Config) Validate() error {
+	replyToGiven := strings.TrimSpace(c.ReplyTo) != ""
 	c = c.withDefaults()
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -167,7 +168,7 @@ func (c Config) Validate() error {
 	if _, err := parseAddress(c.From); err != nil {
 		bad("gateways.email.smtp_config.from: %v", err)
 	}
-	if _, err := parseAddress(c.ReplyTo); err != nil {
+	if _, err := parseAddress(c.ReplyTo); err != nil && replyToGiven {
 		bad("gateways.email.smtp_config.reply_to: %v", err)
 	}
 	if c.Timeout < 0 {
