@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs the real peers the tests talk to when they are missing: redis-server (Sentinel runs
 # from the same binary), prosody for the Jabber tests, promtool (package prometheus) for the
-# metrics lint. Needs root for apt-get; otherwise prints the exact command and fails, so a
-# test run never silently skips the integration tests.
+# metrics lint. The SMTP tests need nothing installed: their server is Go
+# (internal/testing/testsmtp, built with the go tool the tests run under). Needs root for
+# apt-get; otherwise prints the exact command and fails, so a test run never silently skips the
+# integration tests.
 set -eu
 missing=""
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"

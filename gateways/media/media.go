@@ -10,6 +10,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/email"
 	"github.com/flapjackgo/flapjack/gateways/jabber"
 	"github.com/flapjackgo/flapjack/gateways/logmedium"
 	"github.com/flapjackgo/flapjack/gateways/oobetet"
@@ -21,7 +22,7 @@ import (
 var All = []gateways.Medium{
 	jabber.Spec,
 	pagerduty.Spec,
-	{Name: "email"}, // queued for a gateway of another process until flapjack has its own
+	email.Spec,
 	{Name: "sms"},
 	{Name: "slack"},
 	logmedium.Spec,
@@ -48,7 +49,7 @@ func WithGateway() []gateways.Medium {
 	return out
 }
 
-// GatewayNames is "jabber|pagerduty|log", for usage lines.
+// GatewayNames is "jabber|pagerduty|email|log", for usage lines.
 func GatewayNames(sep string) string {
 	var names []string
 	for _, m := range WithGateway() {

@@ -54,7 +54,7 @@ func TestDefaultQueuesAndGateways(t *testing.T) {
 			t.Errorf("%s queue %q", name, q[name])
 		}
 	}
-	if got := GatewayNames(","); got != "jabber,pagerduty,log,oobetet" {
+	if got := GatewayNames(","); got != "jabber,pagerduty,email,log,oobetet" {
 		t.Errorf("gateways %q", got)
 	}
 	if _, ok := Lookup("email"); !ok {
