@@ -1,5 +1,6 @@
 // Package api owns flapjack's HTTP listener: Prometheus metrics, liveness and readiness,
-// POST /events for producers that cannot LPUSH, and an index of these at /. It binds loopback by default and refuses to
+// POST /events for producers that cannot LPUSH, the Flapjack 1.x JSON API (jsonapi.go), and an
+// index of these at /. It binds loopback by default and refuses to
 // listen elsewhere without a bearer token for its write endpoints.
 package api
 
@@ -38,6 +39,16 @@ type Options struct {
 	Log   *zap.Logger
 	// EventsEnabled mounts POST /events (metrics-only listeners of single stages leave it off).
 	EventsEnabled bool
+	// JSONAPI mounts the Flapjack 1.x JSON API (contacts, media, PagerDuty credentials,
+	// notification rules); its writes need Token, its reads ReadToken or Token when either is set.
+	JSONAPI bool
+	// ReadToken is a bearer token that allows JSON API reads only.
+	ReadToken string
+	// CORSOrigins are the origins whose browsers may call the listener ("*": any); none = no
+	// CORS headers.
+	CORSOrigins []string
+	// BaseURL prefixes the Location of created resources; "" = the URL the request came to.
+	BaseURL string
 }
 
 // Validate checks the address and the token rule.
@@ -46,8 +57,8 @@ func (o Options) Validate() error {
 	if err != nil {
 		return fmt.Errorf("http.addr %q: %w", o.Addr, err)
 	}
-	if !isLoopback(host) && o.Token == "" && o.EventsEnabled {
-		return fmt.Errorf("http.addr %q is not a loopback address: set http.token so POST /events is not open to anyone who can reach it", o.Addr)
+	if !isLoopback(host) && o.Token == "" && (o.EventsEnabled || o.JSONAPI) {
+		return fmt.Errorf("http.addr %q is not a loopback address: set http.token so POST /events and the JSON API's writes are not open to anyone who can reach it", o.Addr)
 	}
 	return nil
 }
@@ -90,9 +101,16 @@ func Handler(o Options) http.Handler {
 		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }))
 	handle("GET", "/readyz", "readiness: 200 when Redis answers and the stages run, else 503 with the reasons",
 		http.HandlerFunc(o.readyz))
+	if o.JSONAPI && o.Pool != nil {
+		(&jsonAPI{o: o}).mount(handle)
+	}
 	// "/{$}" is exactly "/": other unknown paths stay 404.
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { writeIndex(w, r, routes) })
-	return mux
+	if !o.JSONAPI {
+		return mux
+	}
+	mux.HandleFunc("/", notRoutable)
+	return o.withCORS(mux)
 }
 
 // Serve listens until ctx ends, then shuts down gracefully.
@@ -107,7 +125,7 @@ func Serve(ctx context.Context, o Options) error {
 	srv := &http.Server{Handler: Handler(o), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10}
 	o.Log.Info("HTTP listening", zap.String("addr", ln.Addr().String()), zap.Bool("events", o.EventsEnabled),
-		zap.Bool("token", o.Token != ""))
+		zap.Bool("jsonapi", o.JSONAPI), zap.Bool("token", o.Token != ""), zap.Bool("read_token", o.ReadToken != ""))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -109,9 +109,12 @@ var Core = Table{
 	{Key: "retention.interval", Kind: Duration, Default: "5m", Usage: "how often the retention sweep runs (in `server` and `executive`)"},
 
 	{Key: "http.enabled", Kind: Bool, Default: "true", Usage: "serve http.addr in `server` (`flapjack api` serves it alone)"},
-	{Key: "http.addr", Default: "127.0.0.1:3081", Usage: "address of the HTTP listener (/metrics, /healthz, /readyz, POST /events); non-loopback needs http.token"},
+	{Key: "http.addr", Default: "127.0.0.1:3081", Usage: "address of the HTTP listener (/metrics, /healthz, /readyz, POST /events, the JSON API); non-loopback needs http.token"},
 	{Key: "http.token", Default: "", Usage: "bearer token required by write endpoints", Secret: true},
 	{Key: "http.max_body_bytes", Kind: Int, Default: "1048576", Usage: "largest accepted request body"},
+	{Key: "http.read_token", Default: "", Usage: "bearer token allowing JSON API reads only (with http.token set, reads need one of the two)", Secret: true},
+	{Key: "http.cors_origins", Kind: List, Usage: "origins whose browsers may call the JSON API (`*` = any); empty = no CORS headers"},
+	{Key: "http.base_url", Default: "", Usage: "URL prefix of the Location of resources the JSON API creates (empty = the URL the request came to)"},
 	{Key: "metrics.addr", Default: "", Usage: "address for /metrics when a single stage runs alone (empty = none; `server` uses http.addr)"},
 
 	{Key: "gateways.retry.max_attempts", Kind: Int, Default: "6", Usage: "delivery attempts before an alert is dead-lettered to <medium>_notifications_failed"},

@@ -113,14 +113,17 @@ func servesHTTP(stages []lifecycle.Stage) bool {
 	return false
 }
 
-// httpOptions configure the HTTP listener at addr; withEvents mounts POST /events.
+// httpOptions configure the HTTP listener at addr; withEvents mounts POST /events and the JSON
+// API (a metrics-only listener of a single stage has neither).
 func (p *process) httpOptions(addr string, withEvents bool) api.Options {
 	return api.Options{Addr: addr, Token: p.values.String("http.token"), MaxBody: int64(p.values.Int("http.max_body_bytes")),
 		Pool: p.pool, Keys: p.keys, Events: p.publisher(), Gatherer: p.reg, Ready: p.tracker.Ready,
-		Log: p.log.With(zap.String("stage", httpStage)), EventsEnabled: withEvents}
+		Log: p.log.With(zap.String("stage", httpStage)), EventsEnabled: withEvents,
+		JSONAPI: withEvents, ReadToken: p.values.String("http.read_token"),
+		CORSOrigins: p.values.List("http.cors_origins"), BaseURL: p.values.String("http.base_url")}
 }
 
-// httpStages serve http.addr: POST /events, metrics, health.
+// httpStages serve http.addr: POST /events, the JSON API, metrics, health.
 func httpStages(p *process) ([]lifecycle.Stage, error) {
 	o := p.httpOptions(p.values.String("http.addr"), true)
 	if err := o.Validate(); err != nil {

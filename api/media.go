@@ -1,0 +1,392 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/model"
+)
+
+// mediumJSON is a medium as Flapjack 1.x's JSON API shows it (reference A.3).
+type mediumJSON struct {
+	ID              string    `json:"id"`
+	Type            string    `json:"type"`
+	Address         string    `json:"address"`
+	Interval        *int64    `json:"interval"`
+	RollupThreshold *int64    `json:"rollup_threshold"`
+	Links           linksJSON `json:"links"`
+}
+
+type linksJSON struct {
+	Contacts []string `json:"contacts"`
+}
+
+// pagerdutyJSON is a contact's PagerDuty settings (reference A.4).
+type pagerdutyJSON struct {
+	ID         string    `json:"id"`
+	ServiceKey string    `json:"service_key"`
+	Subdomain  string    `json:"subdomain"`
+	Token      string    `json:"token"`
+	Username   string    `json:"username"`
+	Password   string    `json:"password"`
+	Links      linksJSON `json:"links"`
+}
+
+var (
+	mediumFieldNames    = []string{"address", "interval", "rollup_threshold"}
+	pagerdutyFieldNames = []string{"service_key", "subdomain", "token", "username", "password"}
+	// knownMediumTypes are Flapjack 1.6's media types, longest first: a medium id
+	// CONTACT_TYPE is split before the longest of these it ends with, else at its last "_".
+	knownMediumTypes = []string{"sms_twilio", "sms_nexmo", "pagerduty", "jabber", "email", "slack", "sms", "sns"}
+)
+
+// parseMediumID splits CONTACT_TYPE.
+func parseMediumID(id string) (model.MediumRef, error) {
+	for _, t := range knownMediumTypes {
+		if c, ok := strings.CutSuffix(id, "_"+t); ok && c != "" {
+			return model.MediumRef{ContactID: c, Name: t}, nil
+		}
+	}
+	i := strings.LastIndex(id, "_")
+	if i <= 0 {
+		return model.MediumRef{}, failWith(http.StatusUnprocessableEntity, "Could not get contact_id from media_id '%s'", id)
+	}
+	if i == len(id)-1 {
+		return model.MediumRef{}, failWith(http.StatusUnprocessableEntity, "Could not get media type from media_id '%s'", id)
+	}
+	return model.MediumRef{ContactID: id[:i], Name: id[i+1:]}, nil
+}
+
+func (a *jsonAPI) mediaRoutes(route func(method, path, what string, h apiHandler)) {
+	route("GET", "/media", "JSON API: every medium of every contact", a.getMedia)
+	route("GET", "/media/{ids}", "JSON API: media by id (CONTACT_TYPE, comma-separated)", a.getMedia)
+	route("POST", "/contacts/{id}/media", `JSON API: add or replace media of a contact {"media":[...]}`, a.postMedia)
+	route("PATCH", "/media/{ids}", "JSON API: change media (JSON-Patch)", a.patchMedia)
+	route("DELETE", "/media/{ids}", "JSON API: delete media", a.deleteMedia)
+}
+
+// mediumRefs are the medium ids of the path.
+func mediumRefs(r *http.Request) ([]model.MediumRef, error) {
+	ids, err := pathIDs(r, 1)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]model.MediumRef, len(ids))
+	for i, id := range ids {
+		if refs[i], err = parseMediumID(id); err != nil {
+			return nil, err
+		}
+	}
+	return refs, nil
+}
+
+func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
+	var refs []model.MediumRef
+	var want map[model.MediumRef]bool
+	if r.PathValue("ids") != "" {
+		var err error
+		if refs, err = mediumRefs(r); err != nil {
+			return err
+		}
+		want = map[model.MediumRef]bool{}
+		for _, ref := range refs {
+			want[ref] = true
+		}
+	}
+	out := []mediumJSON{}
+	err := a.conn(r, func(c redis.Conn) error {
+		var ids []string
+		var err error
+		if refs == nil {
+			if ids, err = model.ContactIDs(c, a.o.Keys); err != nil {
+				return err
+			}
+		}
+		for _, ref := range refs {
+			ids = append(ids, ref.ContactID)
+		}
+		contacts, err := model.ReadContacts(r.Context(), c, a.o.Keys, ids, false)
+		if err != nil {
+			return err
+		}
+		for _, ct := range contacts {
+			for _, m := range ct.Media {
+				ref := model.MediumRef{ContactID: ct.ID, Name: m.Name}
+				if want != nil && !want[ref] {
+					continue
+				}
+				out = append(out, mediumJSON{ID: ref.String(), Type: m.Name, Address: m.Address,
+					Interval: m.Interval, RollupThreshold: m.RollupThreshold, Links: linksJSON{Contacts: []string{ct.ID}}})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if refs != nil && len(out) == 0 {
+		ids := make([]string, len(refs))
+		for i, ref := range refs {
+			ids[i] = ref.String()
+		}
+		return &model.NotFoundError{What: "medium", IDs: ids}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	writeAPI(w, http.StatusOK, map[string]any{"media": out})
+	return nil
+}
+
+func (a *jsonAPI) postMedia(w http.ResponseWriter, r *http.Request) error {
+	contactID := r.PathValue("id")
+	items, err := a.createItems(w, r, "media", "No valid media were submitted")
+	if err != nil {
+		return err
+	}
+	media := make([]model.Medium, len(items))
+	all := make([]*fields, len(items))
+	ids := make([]string, len(items))
+	for i, item := range items {
+		f := newFields(index("media", i), item, "id", "type", "address", "interval", "rollup_threshold")
+		all[i] = f
+		media[i] = model.Medium{Name: f.str("type"), Address: f.str("address"),
+			Interval: f.integer("interval"), RollupThreshold: f.integer("rollup_threshold")}
+		ids[i] = model.MediumRef{ContactID: contactID, Name: media[i].Name}.String()
+		if f.has("id") && f.str("id") != ids[i] {
+			f.fail("id", "must be "+ids[i]+" (CONTACT_TYPE) or left out")
+		}
+	}
+	if err := itemsErr(all); err != nil {
+		return err
+	}
+	err = a.conn(r, func(c redis.Conn) error { return model.SetMedia(r.Context(), c, a.o.Keys, contactID, media) })
+	if err != nil {
+		return contactMustLoad(err, contactID)
+	}
+	a.created(w, r, "media", ids)
+	return nil
+}
+
+func (a *jsonAPI) patchMedia(w http.ResponseWriter, r *http.Request) error {
+	refs, err := mediumRefs(r)
+	if err != nil {
+		return err
+	}
+	ops, err := a.readPatch(w, r, "media", mediumFieldNames, nil)
+	if err != nil {
+		return err
+	}
+	var changes []func(*model.Medium)
+	for _, op := range ops {
+		f := replaced(op)
+		switch op.Field {
+		case "address":
+			v := f.str("address")
+			changes = append(changes, func(m *model.Medium) { m.Address = v })
+		case "interval":
+			v := f.integer("interval")
+			changes = append(changes, func(m *model.Medium) { m.Interval = v })
+		case "rollup_threshold":
+			v := f.integer("rollup_threshold")
+			changes = append(changes, func(m *model.Medium) { m.RollupThreshold = v })
+		}
+		if err := itemsErr([]*fields{f}); err != nil {
+			return err
+		}
+	}
+	err = a.conn(r, func(c redis.Conn) error {
+		return model.UpdateMedia(r.Context(), c, a.o.Keys, refs, func(m *model.Medium) error {
+			for _, change := range changes {
+				change(m)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	noContent(w)
+	return nil
+}
+
+func (a *jsonAPI) deleteMedia(w http.ResponseWriter, r *http.Request) error {
+	refs, err := mediumRefs(r)
+	if err != nil {
+		return err
+	}
+	if err := a.conn(r, func(c redis.Conn) error { return model.DeleteMedia(r.Context(), c, a.o.Keys, refs) }); err != nil {
+		return err
+	}
+	noContent(w)
+	return nil
+}
+
+// ---- PagerDuty credentials: a view on the pagerduty medium and contact_pagerduty:ID ----
+
+func (a *jsonAPI) pagerdutyRoutes(route func(method, path, what string, h apiHandler)) {
+	route("GET", "/pagerduty_credentials", "JSON API: every contact's PagerDuty settings", a.getPagerduty)
+	route("GET", "/pagerduty_credentials/{ids}", "JSON API: PagerDuty settings by contact id (comma-separated)", a.getPagerduty)
+	route("POST", "/contacts/{id}/pagerduty_credentials", `JSON API: set a contact's PagerDuty settings {"pagerduty_credentials":[...]}`, a.postPagerduty)
+	route("PATCH", "/pagerduty_credentials/{ids}", "JSON API: change PagerDuty settings (JSON-Patch)", a.patchPagerduty)
+	route("DELETE", "/pagerduty_credentials/{ids}", "JSON API: delete PagerDuty settings (the pagerduty medium)", a.deletePagerduty)
+}
+
+func (a *jsonAPI) getPagerduty(w http.ResponseWriter, r *http.Request) error {
+	contacts, err := a.readContacts(r, false)
+	var nf *model.NotFoundError
+	if errors.As(err, &nf) {
+		return &model.NotFoundError{What: "pagerduty credentials", IDs: nf.IDs}
+	}
+	if err != nil {
+		return err
+	}
+	out := []pagerdutyJSON{}
+	for _, c := range contacts {
+		for _, m := range c.Media {
+			if m.Name == model.PagerdutyMedium {
+				p := c.Pagerduty
+				out = append(out, pagerdutyJSON{ID: c.ID, ServiceKey: m.Address, Subdomain: p.Subdomain, Token: p.Token,
+					Username: p.Username, Password: p.Password, Links: linksJSON{Contacts: []string{c.ID}}})
+			}
+		}
+	}
+	if len(out) == 0 && r.PathValue("ids") != "" {
+		ids, _ := pathIDs(r, 1)
+		return &model.NotFoundError{What: "pagerduty credentials", IDs: ids}
+	}
+	writeAPI(w, http.StatusOK, map[string]any{"pagerduty_credentials": out})
+	return nil
+}
+
+func (a *jsonAPI) postPagerduty(w http.ResponseWriter, r *http.Request) error {
+	contactID := r.PathValue("id")
+	items, err := a.createItems(w, r, "pagerduty_credentials", "No valid pagerduty credentials were submitted")
+	if err != nil {
+		return err
+	}
+	// Flapjack 1.6 uses the last element.
+	f := newFields(index("pagerduty_credentials", len(items)-1), items[len(items)-1], pagerdutyFieldNames...)
+	if len(f.errs) > 0 {
+		return &statusError{status: http.StatusUnprocessableEntity, msgs: append([]string{"Pagerduty credential data has incorrect fields"}, f.errs...)}
+	}
+	set := model.PagerdutySettings{ServiceKey: f.str("service_key"), PagerdutyCredentials: model.PagerdutyCredentials{
+		Subdomain: f.str("subdomain"), Token: f.str("token"), Username: f.str("username"), Password: f.str("password")}}
+	if err := itemsErr([]*fields{f}); err != nil {
+		return err
+	}
+	err = a.conn(r, func(c redis.Conn) error {
+		return model.UpdatePagerduty(r.Context(), c, a.o.Keys, []string{contactID}, func(p *model.PagerdutySettings) error {
+			*p = set
+			return nil
+		})
+	})
+	if err != nil {
+		return contactMustLoad(err, contactID)
+	}
+	a.created(w, r, "pagerduty_credentials", []string{contactID})
+	return nil
+}
+
+// errNoPagerduty stops a PATCH of a contact that has no PagerDuty settings.
+var errNoPagerduty = errors.New("contact has no PagerDuty settings")
+
+func (a *jsonAPI) patchPagerduty(w http.ResponseWriter, r *http.Request) error {
+	ids, err := pathIDs(r, 1)
+	if err != nil {
+		return err
+	}
+	ops, err := a.readPatch(w, r, "pagerduty_credentials", pagerdutyFieldNames, nil)
+	if err != nil {
+		return err
+	}
+	var changes []func(*model.PagerdutySettings)
+	for _, op := range ops {
+		f := replaced(op)
+		v := f.str(op.Field)
+		if err := itemsErr([]*fields{f}); err != nil {
+			return err
+		}
+		field := op.Field
+		changes = append(changes, func(p *model.PagerdutySettings) {
+			switch field {
+			case "service_key":
+				p.ServiceKey = v
+			case "subdomain":
+				p.Subdomain = v
+			case "token":
+				p.Token = v
+			case "username":
+				p.Username = v
+			case "password":
+				p.Password = v
+			}
+		})
+	}
+	err = a.conn(r, func(c redis.Conn) error {
+		err := model.UpdatePagerduty(r.Context(), c, a.o.Keys, ids, func(p *model.PagerdutySettings) error {
+			if p.ServiceKey == "" {
+				return errNoPagerduty
+			}
+			for _, change := range changes {
+				change(p)
+			}
+			return nil
+		})
+		if !errors.Is(err, errNoPagerduty) {
+			return err
+		}
+		// Name the contacts without settings (read after the refused write: a report, not a decision).
+		contacts, rerr := model.ReadContacts(r.Context(), c, a.o.Keys, ids, false)
+		if rerr != nil {
+			return rerr
+		}
+		has := map[string]bool{}
+		for _, ct := range contacts {
+			for _, m := range ct.Media {
+				if m.Name == model.PagerdutyMedium {
+					has[ct.ID] = true
+				}
+			}
+		}
+		var gone []string
+		for _, id := range ids {
+			if !has[id] {
+				gone = append(gone, id)
+			}
+		}
+		return &model.NotFoundError{What: "pagerduty credentials", IDs: gone}
+	})
+	if err != nil {
+		return err
+	}
+	noContent(w)
+	return nil
+}
+
+func (a *jsonAPI) deletePagerduty(w http.ResponseWriter, r *http.Request) error {
+	ids, err := pathIDs(r, 1)
+	if err != nil {
+		return err
+	}
+	refs := make([]model.MediumRef, len(ids))
+	for i, id := range ids {
+		refs[i] = model.MediumRef{ContactID: id, Name: model.PagerdutyMedium}
+	}
+	err = a.conn(r, func(c redis.Conn) error { return model.DeleteMedia(r.Context(), c, a.o.Keys, refs) })
+	var nf *model.NotFoundError
+	if errors.As(err, &nf) && nf.What == "medium" {
+		gone := make([]string, len(nf.IDs))
+		for i, id := range nf.IDs {
+			gone[i] = strings.TrimSuffix(id, "_"+model.PagerdutyMedium)
+		}
+		return &model.NotFoundError{What: "pagerduty credentials", IDs: gone}
+	}
+	if err != nil {
+		return err
+	}
+	noContent(w)
+	return nil
+}
