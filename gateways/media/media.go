@@ -14,6 +14,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/jabber"
 	"github.com/flapjackgo/flapjack/gateways/logmedium"
 	"github.com/flapjackgo/flapjack/gateways/pagerduty"
+	"github.com/flapjackgo/flapjack/gateways/twilio"
 )
 
 // All lists the media in the order they are documented, and the gateways that take no alerts
@@ -23,6 +24,7 @@ var All = []gateways.Medium{
 	pagerduty.Spec,
 	{Name: "email"}, // queued for a gateway of another process until flapjack has its own
 	{Name: "sms"},
+	twilio.Spec,
 	{Name: "slack"},
 	logmedium.Spec,
 }
