@@ -13,6 +13,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/gateways/jabber"
 	"github.com/flapjackgo/flapjack/gateways/logmedium"
+	"github.com/flapjackgo/flapjack/gateways/nexmo"
 	"github.com/flapjackgo/flapjack/gateways/pagerduty"
 	"github.com/flapjackgo/flapjack/gateways/twilio"
 )
@@ -25,6 +26,7 @@ var All = []gateways.Medium{
 	{Name: "email"}, // queued for a gateway of another process until flapjack has its own
 	{Name: "sms"},
 	twilio.Spec,
+	nexmo.Spec,
 	{Name: "slack"},
 	logmedium.Spec,
 }

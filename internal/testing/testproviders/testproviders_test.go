@@ -71,3 +71,24 @@ func TestTwilioContract(t *testing.T) {
 		{"typo'd field", ok, "To=%2B61414123456&From=%2B15017122661&Body=hi&body=hi", "unknown parameter", 400},
 	})
 }
+
+func TestNexmoContract(t *testing.T) {
+	t.Parallel()
+	form := formRequest("POST", NexmoPath, "application/x-www-form-urlencoded", nil)
+	creds := "api_key=k&api_secret=s&"
+	runContract(t, Nexmo("k", "s"), []contractCase{
+		{"valid", form, creds + "from=Flapjack&to=447700900000&text=hi", "", 0},
+		{"JSON", formRequest("POST", NexmoPath, "application/json", nil),
+			`{"api_key":"k","api_secret":"s","from":"Flapjack","to":"447700900000","text":"hi"}`, "", 0},
+		{"unicode", form, creds + "from=Flapjack&to=447700900000&type=unicode&text=%E2%9C%93", "", 0},
+		{"GSM accents as text", form, creds + "from=Flapjack&to=447700900000&text=caf%C3%A9", "", 0},
+		{"non-GSM as text", form, creds + "from=Flapjack&to=447700900000&text=%E2%9C%93", "GSM alphabet", 200},
+		{"bad secret", form, "api_key=k&api_secret=x&from=Flapjack&to=447700900000&text=hi", "4 Bad Credentials", 200},
+		{"missing to", form, creds + "from=Flapjack&text=hi", "2 Missing Parameters: to", 200},
+		{"plus sign", form, creds + "from=Flapjack&to=%2B447700900000&text=hi", "without + or 00", 200},
+		{"long sender id", form, creds + "from=FlapjackAlerts&to=447700900000&text=hi", "15 Illegal Sender Address", 200},
+		{"too long", form, creds + "from=F&to=447700900000&text=" + strings.Repeat("x", 3201), "12 Message Too Long", 200},
+		{"wrong path", formRequest("POST", "/sms/xml", "application/x-www-form-urlencoded", nil), "", "unknown path", 404},
+		{"GET", formRequest("GET", NexmoPath, "", nil), "", "method must be POST", 405},
+	})
+}
