@@ -13,6 +13,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/gateways/jabber"
 	"github.com/flapjackgo/flapjack/gateways/logmedium"
+	"github.com/flapjackgo/flapjack/gateways/messagenet"
 	"github.com/flapjackgo/flapjack/gateways/nexmo"
 	"github.com/flapjackgo/flapjack/gateways/pagerduty"
 	"github.com/flapjackgo/flapjack/gateways/twilio"
@@ -24,7 +25,7 @@ var All = []gateways.Medium{
 	jabber.Spec,
 	pagerduty.Spec,
 	{Name: "email"}, // queued for a gateway of another process until flapjack has its own
-	{Name: "sms"},
+	messagenet.Spec, // sms
 	twilio.Spec,
 	nexmo.Spec,
 	{Name: "slack"},

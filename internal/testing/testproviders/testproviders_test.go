@@ -92,3 +92,21 @@ func TestNexmoContract(t *testing.T) {
 		{"GET", formRequest("GET", NexmoPath, "", nil), "", "method must be POST", 405},
 	})
 }
+
+func TestMessageNetContract(t *testing.T) {
+	t.Parallel()
+	get := func(query string) func() *http.Request {
+		return formRequest("GET", MessageNetPath+"?"+query, "", nil)
+	}
+	creds := "Username=u&Pwd=p&"
+	runContract(t, MessageNet("u", "p"), []contractCase{
+		{"valid", get(creds + "PhoneNumber=0414123456&PhoneMessage=hi"), "", "", 0},
+		{"international", get(creds + "PhoneNumber=%2B61414123456&PhoneMessage=hi"), "", "", 0},
+		{"wrong password", get("Username=u&Pwd=x&PhoneNumber=0414123456&PhoneMessage=hi"), "", "Username and Pwd", 403},
+		{"POST", formRequest("POST", MessageNetPath+"?"+creds+"PhoneNumber=0414123456&PhoneMessage=hi", "", nil), "", "must be GET", 405},
+		{"no message", get(creds + "PhoneNumber=0414123456"), "", "PhoneMessage is required", 400},
+		{"long message", get(creds + "PhoneNumber=0414123456&PhoneMessage=" + strings.Repeat("x", 161)), "", "more than 160", 400},
+		{"not a number", get(creds + "PhoneNumber=ops&PhoneMessage=hi"), "", "not a phone number", 400},
+		{"typo", get(creds + "Phone=0414123456&PhoneMessage=hi"), "", "unknown parameter", 400},
+	})
+}
