@@ -34,11 +34,20 @@ const SMSTimeLayout = "2 Jan 15:04"
 // " is <State>" is left out for acknowledgements and tests, " at <time>" when the alert has no
 // time. A text that is too long loses the end of its summary (ending "...") but keeps the
 // ACKID hint whole, so the alert can still be acknowledged from the message.
-func SMSText(m Message) string {
+func SMSText(m Message) string { return ShortText(m, SMSMaxLength) }
+
+// ShortText is SMSText cut at maxRunes characters instead (0: not cut), for media that carry
+// the same line without SMS's limit (sns).
+func ShortText(m Message, maxRunes int) string {
 	a := m.Alert
+	cut := func(s string, n int) string {
+		if maxRunes <= 0 {
+			return s
+		}
+		return text.TruncateRunes(s, n)
+	}
 	if a.Rollup != nil && *a.Rollup != "" {
-		return text.TruncateRunes(fmt.Sprintf("%s: %s (%s)", m.TypeWords, RollupSummary(a),
-			RollupDetail(a, smsRollupIDsPerState)), SMSMaxLength)
+		return cut(fmt.Sprintf("%s: %s (%s)", m.TypeWords, RollupSummary(a), RollupDetail(a, smsRollupIDsPerState)), maxRunes)
 	}
 	var b strings.Builder
 	b.WriteString(m.TypeWords + ": ")
@@ -60,7 +69,7 @@ func SMSText(m Message) string {
 	if m.AckHint != "" {
 		hint = " (" + m.AckHint + ")"
 	}
-	return text.TruncateRunes(b.String(), SMSMaxLength-len([]rune(hint))) + hint
+	return cut(b.String(), maxRunes-len([]rune(hint))) + hint
 }
 
 // RenderSMS is the text an SMS medium sends for a: the operator's template (alert.text, or

@@ -112,3 +112,12 @@ func TestTimezone(t *testing.T) {
 		}
 	}
 }
+
+func TestShortTextUncut(t *testing.T) {
+	a := testAlert()
+	long := strings.Repeat("ü", 500)
+	a.Summary = &long
+	if got := ShortText(NewMessage(a, time.UTC), 0); !strings.Contains(got, long+" (ACKID 8f4a2b1c)") {
+		t.Errorf("ShortText(0) cut the text: %d characters", utf8.RuneCountInString(got))
+	}
+}

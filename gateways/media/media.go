@@ -16,6 +16,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/messagenet"
 	"github.com/flapjackgo/flapjack/gateways/nexmo"
 	"github.com/flapjackgo/flapjack/gateways/pagerduty"
+	"github.com/flapjackgo/flapjack/gateways/sns"
 	"github.com/flapjackgo/flapjack/gateways/twilio"
 )
 
@@ -28,6 +29,7 @@ var All = []gateways.Medium{
 	messagenet.Spec, // sms
 	twilio.Spec,
 	nexmo.Spec,
+	sns.Spec,
 	{Name: "slack"},
 	logmedium.Spec,
 }

@@ -1,10 +1,17 @@
 package testproviders
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 )
 
 // contractCase is one request and what the contract makes of it.
@@ -108,5 +115,45 @@ func TestMessageNetContract(t *testing.T) {
 		{"long message", get(creds + "PhoneNumber=0414123456&PhoneMessage=" + strings.Repeat("x", 161)), "", "more than 160", 400},
 		{"not a number", get(creds + "PhoneNumber=ops&PhoneMessage=hi"), "", "not a phone number", 400},
 		{"typo", get(creds + "Phone=0414123456&PhoneMessage=hi"), "", "unknown parameter", 400},
+	})
+}
+
+func TestSNSContractVerifiesSigV4(t *testing.T) {
+	t.Parallel()
+	const ak, sk = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+	body := "Action=Publish&Version=2010-03-31&TopicArn=arn%3Aaws%3Asns%3Aeu-west-1%3A123456789012%3Aops&Message=hi&Subject=Problem%3A+x"
+	signed := func(region, secret, payload string, at time.Time) func() *http.Request {
+		return func() *http.Request {
+			r := httptest.NewRequest("POST", "http://sns.test/", strings.NewReader(payload))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			h := sha256.Sum256([]byte(payload))
+			err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: ak, SecretAccessKey: secret},
+				r, hex.EncodeToString(h[:]), "sns", region, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+	}
+	now := time.Now()
+	tampered := func() *http.Request {
+		r := signed("eu-west-1", sk, body, now)()
+		r.Header.Set("Content-Type", "text/plain")
+		return r
+	}
+	runContract(t, SNS(ak, sk, "eu-west-1"), []contractCase{
+		{"signed", signed("eu-west-1", sk, body, now), body, "", 0},
+		{"body changed after signing", signed("eu-west-1", sk, body, now), strings.Replace(body, "hi", "ho", 1), "SignatureDoesNotMatch", 403},
+		{"signed header changed", tampered, body, "SignatureDoesNotMatch", 403},
+		{"other secret", signed("eu-west-1", "x", body, now), body, "SignatureDoesNotMatch", 403},
+		{"other region", signed("us-east-1", sk, body, now), body, "credential scope", 403},
+		{"an hour old", signed("eu-west-1", sk, body, now.Add(-time.Hour)), body, "RequestTimeTooSkewed", 403},
+		{"unsigned", formRequest("POST", "/", "application/x-www-form-urlencoded", nil), body, "IncompleteSignature", 403},
+		{"long subject", signed("eu-west-1", sk, body+strings.Repeat("x", 100), now), body + strings.Repeat("x", 100), "Subject must be 1 to 99", 400},
+		{"subject with a line break", signed("eu-west-1", sk, body+"%0Ax", now), body + "%0Ax", "line break", 400},
+		{"FIFO without group", signed("eu-west-1", sk, strings.Replace(body, "ops", "ops.fifo", 1), now),
+			strings.Replace(body, "ops", "ops.fifo", 1), "FIFO topic needs", 400},
+		{"topic in another region", signed("eu-west-1", sk, strings.Replace(body, "eu-west-1", "us-east-1", 1), now),
+			strings.Replace(body, "eu-west-1", "us-east-1", 1), "TopicArn is in us-east-1", 400},
 	})
 }
