@@ -16,6 +16,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/messagenet"
 	"github.com/flapjackgo/flapjack/gateways/nexmo"
 	"github.com/flapjackgo/flapjack/gateways/pagerduty"
+	"github.com/flapjackgo/flapjack/gateways/slack"
 	"github.com/flapjackgo/flapjack/gateways/sns"
 	"github.com/flapjackgo/flapjack/gateways/twilio"
 )
@@ -30,7 +31,7 @@ var All = []gateways.Medium{
 	twilio.Spec,
 	nexmo.Spec,
 	sns.Spec,
-	{Name: "slack"},
+	slack.Spec,
 	logmedium.Spec,
 }
 

@@ -157,3 +157,23 @@ func TestSNSContractVerifiesSigV4(t *testing.T) {
 			strings.Replace(body, "eu-west-1", "us-east-1", 1), "TopicArn is in us-east-1", 400},
 	})
 }
+
+func TestSlackContract(t *testing.T) {
+	t.Parallel()
+	post := formRequest("POST", "/services/T0/B0/X", "application/json", nil)
+	runContract(t, Slack(), []contractCase{
+		{"text", post, `{"text": "Problem &amp; &lt;b&gt;"}`, "", 0},
+		{"attachment", post, `{"text": "x", "channel": "#ops", "username": "flapjack", "icon_emoji": ":ghost:",
+			"attachments": [{"color": "danger", "fallback": "x", "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "x"}},
+			{"type": "context", "elements": [{"type": "mrkdwn", "text": "5 Jan"}]}]}]}`, "", 0},
+		{"form payload", formRequest("POST", "/x", "application/x-www-form-urlencoded", nil), `payload={"text":"x"}`, "Content-Type", 400},
+		{"not JSON", post, `text=x`, "invalid_payload", 400},
+		{"nothing to say", post, `{"text": " "}`, "no_text", 400},
+		{"unknown field", post, `{"text": "x", "colour": "red"}`, "unknown field", 400},
+		{"unescaped", post, `{"text": "a < b"}`, "unescaped", 400},
+		{"bad colour", post, `{"attachments": [{"color": "red", "fallback": "x"}]}`, "color", 400},
+		{"empty section", post, `{"blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": ""}}]}`, "1 to 3000", 400},
+		{"section too long", post, `{"blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "` + strings.Repeat("x", 3001) + `"}}]}`, "1 to 3000", 400},
+		{"bad channel", post, `{"text": "x", "channel": "ops room"}`, "channel_not_found", 400},
+	})
+}
