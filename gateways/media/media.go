@@ -19,6 +19,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/slack"
 	"github.com/flapjackgo/flapjack/gateways/sns"
 	"github.com/flapjackgo/flapjack/gateways/twilio"
+	"github.com/flapjackgo/flapjack/gateways/webhook"
 )
 
 // All lists the media in the order they are documented, and the gateways that take no alerts
@@ -32,6 +33,7 @@ var All = []gateways.Medium{
 	nexmo.Spec,
 	sns.Spec,
 	slack.Spec,
+	webhook.Spec,
 	logmedium.Spec,
 }
 

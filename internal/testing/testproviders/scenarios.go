@@ -22,6 +22,8 @@ type Scenarios struct {
 	// Sender builds the medium's sender for the server at url, logging to log.
 	Sender func(t testing.TB, url string, log *zap.Logger) gateways.Sender
 	Alert  schema.Alert
+	// Address, when set, is the alert's address for the server at url (a webhook's URL).
+	Address func(url string) string
 	// Secrets must appear in no log entry and no dead letter.
 	Secrets []string
 	// Permanent, Retryable and Throttled are the provider's answers of each kind; defaults
@@ -69,7 +71,11 @@ func (s Scenarios) Run(t *testing.T) {
 			srv.Answer(tc.fallback, tc.script...)
 			log, logs := NewLogger()
 			g := RunGateway(t, s.Medium, s.Sender(t, srv.URL, log), log)
-			g.Queue(s.Alert)
+			a := s.Alert
+			if s.Address != nil {
+				a.Address = s.Address(srv.URL)
+			}
+			g.Queue(a)
 			g.Settle("the alert's fate", func() bool {
 				_, acc, _ := srv.Snapshot()
 				return len(acc)+len(g.Failed()) >= 1 && g.QueueLen() == 0

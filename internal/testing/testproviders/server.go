@@ -37,6 +37,8 @@ type Reply struct {
 	Body       string // a raw body instead of the provider's own (with Status, default 200)
 	// ContentType of Body; default application/json.
 	ContentType string
+	// Location header (a redirect).
+	Location string
 }
 
 // Contract is one provider's rules and answers.
@@ -144,6 +146,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.accepted = append(s.accepted, req)
 	}
 	s.mu.Unlock()
+	if reply.Location != "" {
+		w.Header().Set("Location", reply.Location)
+	}
 	switch {
 	case reply.Hang:
 		select {

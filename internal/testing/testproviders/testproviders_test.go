@@ -177,3 +177,32 @@ func TestSlackContract(t *testing.T) {
 		{"bad channel", post, `{"text": "x", "channel": "ops room"}`, "channel_not_found", 400},
 	})
 }
+
+func TestWebhookContract(t *testing.T) {
+	t.Parallel()
+	body := `{"address": "http://x/in", "state": "critical", "event_id": "web-01:HTTP", "notification_type": "problem"}`
+	req := func(sig, ua string) func() *http.Request {
+		return func() *http.Request {
+			r := formRequest("POST", "/in", "application/json", nil)()
+			r.Header.Set("User-Agent", ua)
+			if sig != "" {
+				r.Header.Set(SignatureHeader, sig)
+			}
+			return r
+		}
+	}
+	signed := Sign("s3cret", []byte(body))
+	runContract(t, Webhook("s3cret"), []contractCase{
+		{"signed", req(signed, "flapjack/1.0"), body, "", 0},
+		{"unsigned", req("", "flapjack/1.0"), body, "does not verify", 401},
+		{"signed with another secret", req(Sign("x", []byte(body)), "flapjack/1.0"), body, "does not verify", 401},
+		{"body changed", req(signed, "flapjack/1.0"), strings.Replace(body, "critical", "warning", 1), "does not verify", 401},
+		{"hex without prefix", req(strings.TrimPrefix(signed, "sha256="), "flapjack/1.0"), body, "does not verify", 401},
+		{"not an alert", req(Sign("s3cret", []byte(`{"x":1}`)), "flapjack/1.0"), `{"x":1}`, "not an alert", 400},
+		{"other agent", req(signed, "curl/8"), body, "User-Agent", 400},
+	})
+	runContract(t, Webhook(""), []contractCase{
+		{"unsigned", req("", "flapjack/1.0"), body, "", 0},
+		{"signed without a secret", req(signed, "flapjack/1.0"), body, "without a shared secret", 400},
+	})
+}
