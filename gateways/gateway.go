@@ -28,6 +28,12 @@ type Sender interface {
 	Send(ctx context.Context, alert schema.Alert) error
 }
 
+// PayloadSender is implemented by senders that forward the alert exactly as it was queued (the
+// webhook medium): the gateway calls SendPayload, with the queued JSON, instead of Send.
+type PayloadSender interface {
+	SendPayload(ctx context.Context, alert schema.Alert, payload []byte) error
+}
+
 // Readier is implemented by senders that can only deliver while connected (Jabber): the
 // gateway claims nothing until Ready returns, so alerts wait in the queue, not in a retry loop.
 type Readier interface {
@@ -188,7 +194,7 @@ func (g *Gateway) deliver(ctx context.Context, raw string) error {
 	for attempt := 1; attempt <= g.o.MaxAttempts; attempt++ {
 		// A send in progress at shutdown gets a few seconds to complete.
 		sendCtx, cancel := queue.Grace(ctx, 5*time.Second)
-		err := g.sender.Send(sendCtx, alert)
+		err := g.send(sendCtx, alert, raw)
 		cancel()
 		if err == nil {
 			g.m.latency.WithLabelValues(g.o.Medium).Observe(time.Since(started).Seconds())
@@ -218,6 +224,14 @@ func (g *Gateway) deliver(ctx context.Context, raw string) error {
 	g.log.Error("alert dead-lettered", zap.String("check", alert.EventID), zap.String("contact", alert.ContactID),
 		zap.String("failed_list", g.failed), zap.Error(last))
 	return g.finish(ctx, raw, "failed", g.failureRecord(raw, last, g.o.MaxAttempts))
+}
+
+// send hands one alert to the sender, with its queued JSON when the sender forwards it.
+func (g *Gateway) send(ctx context.Context, alert schema.Alert, raw string) error {
+	if ps, ok := g.sender.(PayloadSender); ok {
+		return ps.SendPayload(ctx, alert, []byte(raw))
+	}
+	return g.sender.Send(ctx, alert)
 }
 
 func (g *Gateway) backoff(attempt int, de *DeliveryError) time.Duration {

@@ -26,7 +26,7 @@ func TestAlertRenderShowsTheTemplateOrItsError(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "NoSuchField") {
 		t.Fatalf("a failing template: exit %d, stderr %s", code, stderr)
 	}
-	_, stderr, code = flapjack(t, nil, "", "alert", "render", "--medium", "sms", "--template", tpl, "--alert", alert)
+	_, stderr, code = flapjack(t, nil, "", "alert", "render", "--medium", "pagerduty", "--template", tpl, "--alert", alert)
 	if code != 2 || !strings.Contains(stderr, "no templates") {
 		t.Fatalf("a medium without templates: exit %d, stderr %s", code, stderr)
 	}

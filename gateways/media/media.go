@@ -13,8 +13,14 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/email"
 	"github.com/flapjackgo/flapjack/gateways/jabber"
 	"github.com/flapjackgo/flapjack/gateways/logmedium"
+	"github.com/flapjackgo/flapjack/gateways/messagenet"
+	"github.com/flapjackgo/flapjack/gateways/nexmo"
 	"github.com/flapjackgo/flapjack/gateways/oobetet"
 	"github.com/flapjackgo/flapjack/gateways/pagerduty"
+	"github.com/flapjackgo/flapjack/gateways/slack"
+	"github.com/flapjackgo/flapjack/gateways/sns"
+	"github.com/flapjackgo/flapjack/gateways/twilio"
+	"github.com/flapjackgo/flapjack/gateways/webhook"
 )
 
 // All lists the media in the order they are documented, and the gateways that take no alerts
@@ -23,8 +29,12 @@ var All = []gateways.Medium{
 	jabber.Spec,
 	pagerduty.Spec,
 	email.Spec,
-	{Name: "sms"},
-	{Name: "slack"},
+	messagenet.Spec, // sms
+	twilio.Spec,
+	nexmo.Spec,
+	sns.Spec,
+	slack.Spec,
+	webhook.Spec,
 	logmedium.Spec,
 	oobetet.Spec, // watches the Jabber rooms; takes no alerts from a queue
 }

@@ -49,12 +49,12 @@ func TestTableHasEachMediumOnceInItsSection(t *testing.T) {
 
 func TestDefaultQueuesAndGateways(t *testing.T) {
 	q := DefaultQueues()
-	for _, name := range []string{"jabber", "pagerduty", "email", "sms", "slack", "log"} {
+	for _, name := range []string{"jabber", "pagerduty", "email", "sms", "sms_twilio", "sms_nexmo", "sns", "slack", "webhook", "log"} {
 		if q[name] != name+"_notifications" {
 			t.Errorf("%s queue %q", name, q[name])
 		}
 	}
-	if got := GatewayNames(","); got != "jabber,pagerduty,email,log,oobetet" {
+	if got := GatewayNames(","); got != "jabber,pagerduty,email,sms,sms_twilio,sms_nexmo,sns,slack,webhook,log,oobetet" {
 		t.Errorf("gateways %q", got)
 	}
 	if _, ok := Lookup("email"); !ok {

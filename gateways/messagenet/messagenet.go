@@ -1,0 +1,149 @@
+// Package messagenet is the sms medium (reference §4.4): each alert of `sms_notifications`
+// becomes one SMS lodged with MessageNet by an HTTP GET of the configured endpoint with
+// Username, Pwd, PhoneNumber and PhoneMessage, as Flapjack 1.x did, behind the shared queue
+// runner of package gateways. 200 to 206 is sent (Flapjack's range). The password travels in
+// the query string (MessageNet's API): it never appears in logs or errors, which name no URL.
+package messagenet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Medium is the medium name (alerts' "media", the list sms_notifications).
+const Medium = "sms"
+
+// DefaultEndpoint is MessageNet's lodge call, as Flapjack 1.x called it.
+const DefaultEndpoint = "https://www.messagenet.com.au/dotnet/Lodge.asmx/LodgeSMSMessage"
+
+// Config is the gateways.sms section.
+type Config struct {
+	Username string        // username
+	Password string        // password (secret)
+	Endpoint string        // endpoint: the lodge call's URL, default DefaultEndpoint
+	Timeout  time.Duration // timeout of one request, default httpsend.DefaultTimeout
+}
+
+func (c Config) withDefaults() Config {
+	c.Endpoint = strings.TrimSpace(c.Endpoint)
+	if c.Endpoint == "" {
+		c.Endpoint = DefaultEndpoint
+	}
+	if c.Timeout == 0 {
+		c.Timeout = httpsend.DefaultTimeout
+	}
+	return c
+}
+
+// Validate reports every problem, each naming its setting.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	for _, req := range []struct{ name, v string }{{"username", c.Username}, {"password", c.Password}} {
+		if strings.TrimSpace(req.v) == "" {
+			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
+		}
+	}
+	if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
+		errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Options wire a Sender.
+type Options struct {
+	Config     Config
+	HTTPClient *http.Client        // nil: httpsend.NewClient
+	Templates  *gateways.Templates // alert.text, rollup.text; nil: built in
+	Location   *time.Location      // where event times are shown; nil: UTC
+	Log        *zap.Logger
+	Now        func() time.Time // wall clock for Retry-After dates; default time.Now
+}
+
+// Sender lodges alerts as SMS with MessageNet; it implements gateways.Sender.
+type Sender struct {
+	cfg    Config
+	client *http.Client
+	tpl    *gateways.Templates
+	loc    *time.Location
+	log    *zap.Logger
+	now    func() time.Time
+}
+
+var _ gateways.Sender = (*Sender)(nil)
+
+// NewSender validates the configuration and builds a Sender.
+func NewSender(o Options) (*Sender, error) {
+	if err := o.Config.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sender{cfg: o.Config.withDefaults(), client: o.HTTPClient, tpl: o.Templates, loc: o.Location, log: o.Log, now: o.Now}
+	if s.client == nil {
+		s.client = httpsend.NewClient(s.cfg.Timeout)
+	}
+	if s.loc == nil {
+		s.loc = time.UTC
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.log = s.log.With(zap.String("component", "sms_sender"))
+	return s, nil
+}
+
+// PhoneNumber tidies an address: the spaces, dashes, dots and brackets people write in
+// phone numbers are removed ("0414 123-456" → "0414123456").
+func PhoneNumber(address string) string {
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune(" -.()\t", r) {
+			return -1
+		}
+		return r
+	}, address)
+}
+
+// Send implements gateways.Sender.
+func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
+	number := PhoneNumber(a.Address)
+	if number == "" {
+		return gateways.Permanent(errors.New("alert has no phone number (address)"))
+	}
+	u, err := url.Parse(s.cfg.Endpoint)
+	if err != nil {
+		return gateways.Permanent(errors.New("gateways.sms.endpoint is not a URL"))
+	}
+	u.RawQuery = url.Values{"Username": {s.cfg.Username}, "Pwd": {s.cfg.Password}, "PhoneNumber": {number},
+		"PhoneMessage": {gateways.RenderSMS(s.tpl, a, s.loc, s.log)}}.Encode()
+	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
+	if err != nil {
+		return gateways.Permanent(errors.New("building the MessageNet request failed"))
+	}
+	req.Header.Set("Cache-Control", "no-cache") // a cached answer would not be a sent SMS
+	resp, err := httpsend.Do(ctx, s.client, s.cfg.Timeout, req, "MessageNet")
+	if err != nil {
+		return gateways.Retryable(httpsend.ScrubError(err, s.cfg.Password), 0)
+	}
+	if resp.Status >= 200 && resp.Status <= 206 {
+		s.log.Debug("message lodged", zap.String("check", a.EventID), zap.Int("status", resp.Status))
+		return nil
+	}
+	return httpsend.Classify(resp, s.now(), fmt.Errorf("MessageNet answered HTTP %d for %s: %s",
+		resp.Status, a.EventID, httpsend.Excerpt(resp.Body, s.cfg.Password)))
+}

@@ -1,0 +1,48 @@
+package nexmo
+
+import (
+	"github.com/flapjackgo/flapjack/config"
+	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/lifecycle"
+)
+
+// Spec describes the sms_nexmo medium.
+var Spec = gateways.Medium{
+	Name: Medium,
+	Settings: []config.Setting{
+		{Key: "gateways.sms_nexmo.api_key", Usage: "Vonage (Nexmo) API key"},
+		{Key: "gateways.sms_nexmo.secret", Secret: true, Usage: "Vonage (Nexmo) API secret"},
+		{Key: "gateways.sms_nexmo.from", Usage: "sender: a Vonage number (447700900000) or an alphanumeric sender id of up to 11 characters"},
+		{Key: "gateways.sms_nexmo.endpoint", Default: DefaultEndpoint, Usage: "SMS API base URL (messages go to <endpoint>/sms/json)"},
+		{Key: "gateways.sms_nexmo.timeout", Kind: config.Duration, Default: "10s", Usage: "HTTP request timeout"},
+	},
+	Templates: []string{gateways.TemplateAlertText, gateways.TemplateRollupText},
+	Stages:    stages,
+}
+
+func stages(env gateways.Env) ([]lifecycle.Stage, error) {
+	v := env.Values
+	loc, err := gateways.Timezone(v)
+	if err != nil {
+		return nil, err
+	}
+	tpl, err := gateways.LoadTemplates(v, Medium, gateways.TemplateAlertText, gateways.TemplateRollupText)
+	if err != nil {
+		return nil, err
+	}
+	sender, err := NewSender(Options{Config: configFrom(v), Templates: tpl, Location: loc, Log: env.Log})
+	if err != nil {
+		return nil, err
+	}
+	g := gateways.New(env.Delivery(Medium), sender)
+	return []lifecycle.Stage{{Name: "sms_nexmo gateway", Run: g.Run}}, nil
+}
+
+// configFrom reads gateways.sms_nexmo.*.
+func configFrom(v *config.Values) Config {
+	return Config{
+		APIKey: v.String("gateways.sms_nexmo.api_key"), Secret: v.String("gateways.sms_nexmo.secret"),
+		From: v.String("gateways.sms_nexmo.from"), Endpoint: v.String("gateways.sms_nexmo.endpoint"),
+		Timeout: v.Duration("gateways.sms_nexmo.timeout"),
+	}
+}

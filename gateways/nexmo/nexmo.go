@@ -1,0 +1,219 @@
+// Package nexmo is the sms_nexmo medium (reference §4.4): each alert of
+// `sms_nexmo_notifications` becomes one SMS sent through the Vonage (formerly Nexmo) SMS API,
+// POST /sms/json with api_key, api_secret, from, to and text, behind the shared queue runner
+// of package gateways. Vonage answers HTTP 200 for refused messages too, with a status per
+// message: "0" is delivered, 1 (throttled), 5 (internal error) and 10 (too many binds) are
+// retried, every other status is dead-lettered with Vonage's error text. The API secret never
+// appears in logs or errors.
+package nexmo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Medium is the medium name (alerts' "media", the list sms_nexmo_notifications).
+const Medium = "sms_nexmo"
+
+// DefaultEndpoint is the SMS API's host.
+const DefaultEndpoint = "https://rest.nexmo.com"
+
+// Config is the gateways.sms_nexmo section.
+type Config struct {
+	APIKey   string        // api_key
+	Secret   string        // secret: the API secret
+	From     string        // from: a number or an alphanumeric sender id (up to 11 characters)
+	Endpoint string        // endpoint: API base URL, default DefaultEndpoint
+	Timeout  time.Duration // timeout of one request, default httpsend.DefaultTimeout
+}
+
+func (c Config) withDefaults() Config {
+	c.Endpoint = strings.TrimRight(strings.TrimSpace(c.Endpoint), "/")
+	if c.Endpoint == "" {
+		c.Endpoint = DefaultEndpoint
+	}
+	if c.Timeout == 0 {
+		c.Timeout = httpsend.DefaultTimeout
+	}
+	return c
+}
+
+// Validate reports every problem, each naming its setting.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	for _, req := range []struct{ name, v string }{{"api_key", c.APIKey}, {"secret", c.Secret}, {"from", c.From}} {
+		if strings.TrimSpace(req.v) == "" {
+			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
+		}
+	}
+	if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
+		errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Options wire a Sender.
+type Options struct {
+	Config     Config
+	HTTPClient *http.Client        // nil: httpsend.NewClient
+	Templates  *gateways.Templates // alert.text, rollup.text; nil: built in
+	Location   *time.Location      // where event times are shown; nil: UTC
+	Log        *zap.Logger
+	Now        func() time.Time // wall clock for Retry-After dates; default time.Now
+}
+
+// Sender sends alerts as SMS through the Vonage SMS API; it implements gateways.Sender.
+type Sender struct {
+	cfg    Config
+	client *http.Client
+	tpl    *gateways.Templates
+	loc    *time.Location
+	log    *zap.Logger
+	now    func() time.Time
+}
+
+var _ gateways.Sender = (*Sender)(nil)
+
+// NewSender validates the configuration and builds a Sender.
+func NewSender(o Options) (*Sender, error) {
+	if err := o.Config.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sender{cfg: o.Config.withDefaults(), client: o.HTTPClient, tpl: o.Templates, loc: o.Location, log: o.Log, now: o.Now}
+	if s.client == nil {
+		s.client = httpsend.NewClient(s.cfg.Timeout)
+	}
+	if s.loc == nil {
+		s.loc = time.UTC
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.log = s.log.With(zap.String("component", "sms_nexmo_sender"))
+	return s, nil
+}
+
+// PhoneNumber is an address as the SMS API wants it: the international number without "+"
+// or "00", and without the spaces, dashes, dots and brackets people write ("+44 7700 900000"
+// → "447700900000").
+func PhoneNumber(address string) string {
+	n := strings.Map(func(r rune) rune {
+		if strings.ContainsRune(" -.()\t", r) {
+			return -1
+		}
+		return r
+	}, address)
+	n = strings.TrimPrefix(n, "+")
+	return strings.TrimPrefix(n, "00")
+}
+
+// Send implements gateways.Sender.
+func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
+	to := PhoneNumber(a.Address)
+	if to == "" {
+		return gateways.Permanent(errors.New("alert has no phone number (address)"))
+	}
+	text := gateways.RenderSMS(s.tpl, a, s.loc, s.log)
+	form := url.Values{"api_key": {s.cfg.APIKey}, "api_secret": {s.cfg.Secret}, "from": {s.cfg.From}, "to": {to}, "text": {text}}
+	if !GSM(text) {
+		form.Set("type", "unicode") // else Vonage sends the characters outside GSM 03.38 garbled
+	}
+	req, err := http.NewRequest(http.MethodPost, s.cfg.Endpoint+"/sms/json", strings.NewReader(form.Encode()))
+	if err != nil {
+		return gateways.Permanent(fmt.Errorf("building the Vonage request: %w", err))
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	resp, err := httpsend.Do(ctx, s.client, s.cfg.Timeout, req, "Vonage SMS API")
+	if err != nil {
+		return gateways.Retryable(httpsend.ScrubError(err, s.cfg.Secret), 0)
+	}
+	if !httpsend.OK(resp.Status) {
+		return httpsend.Classify(resp, s.now(), fmt.Errorf("the Vonage SMS API answered HTTP %d for %s: %s",
+			resp.Status, a.EventID, httpsend.Excerpt(resp.Body, s.cfg.Secret)))
+	}
+	return s.outcome(resp.Body, a)
+}
+
+// answer is the SMS API's answer: one entry per message part sent.
+type answer struct {
+	Messages []struct {
+		Status    string `json:"status"`
+		ErrorText string `json:"error-text"`
+		MessageID string `json:"message-id"`
+	} `json:"messages"`
+}
+
+// Statuses Vonage documents as temporary: throttled, internal error, too many binds.
+var retryable = map[string]bool{"1": true, "5": true, "10": true}
+
+// statusNames are Vonage's names of the documented statuses.
+var statusNames = map[string]string{
+	"1": "Throttled", "2": "Missing Parameters", "3": "Invalid Parameters", "4": "Invalid Credentials",
+	"5": "Internal Error", "6": "Invalid Message", "7": "Number Barred", "8": "Partner Account Barred",
+	"9": "Partner Quota Violation", "10": "Too Many Existing Binds", "11": "Account Not Enabled For HTTP",
+	"12": "Message Too Long", "14": "Invalid Signature", "15": "Invalid Sender Address", "22": "Invalid Network Code",
+	"23": "Invalid Callback Url", "29": "Non-Whitelisted Destination", "32": "Signature And API Secret Disallowed",
+	"33": "Number De-activated",
+}
+
+// outcome reads the per-message statuses of a 200 answer.
+func (s *Sender) outcome(body []byte, a schema.Alert) error {
+	var ans answer
+	if err := json.Unmarshal(body, &ans); err != nil || len(ans.Messages) == 0 {
+		// Sent or not, we cannot tell: retrying risks a duplicate SMS, not a lost alert.
+		return gateways.Retryable(fmt.Errorf("the Vonage SMS API answered %s with no message status: %s",
+			a.EventID, httpsend.Excerpt(body, s.cfg.Secret)), 0)
+	}
+	for _, m := range ans.Messages {
+		if m.Status == "0" {
+			continue
+		}
+		name := statusNames[m.Status]
+		if name == "" {
+			name = "undocumented status"
+		}
+		err := fmt.Errorf("the Vonage SMS API refused the message for %s: status %s (%s): %s",
+			a.EventID, m.Status, name, httpsend.Excerpt([]byte(m.ErrorText), s.cfg.Secret))
+		if retryable[m.Status] {
+			return gateways.Retryable(err, 0)
+		}
+		return gateways.Permanent(err)
+	}
+	s.log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("parts", len(ans.Messages)))
+	return nil
+}
+
+// gsm7 is the GSM 03.38 alphabet with its extension table.
+const gsm7 = "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà" +
+	"\f^{}\\[~]|€"
+
+// GSM reports whether text keeps to the GSM 03.38 alphabet (SMS type "text"); otherwise it
+// must be sent as "unicode".
+func GSM(text string) bool {
+	for _, r := range text {
+		if !strings.ContainsRune(gsm7, r) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,46 @@
+package slack
+
+import (
+	"github.com/flapjackgo/flapjack/config"
+	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/lifecycle"
+)
+
+// Spec describes the slack medium.
+var Spec = gateways.Medium{
+	Name: Medium,
+	Settings: []config.Setting{
+		{Key: "gateways.slack.endpoint", Secret: true, Usage: "incoming webhook URL for contacts whose slack address is a channel name (a contact may instead give a webhook URL as address)"},
+		{Key: "gateways.slack.from", Usage: "username the messages show (legacy webhooks only; app webhooks post as their app)"},
+		{Key: "gateways.slack.icon_emoji", Default: DefaultIcon, Usage: "icon of the messages (legacy webhooks only; none: leave it out)"},
+		{Key: "gateways.slack.timeout", Kind: config.Duration, Default: "10s", Usage: "HTTP request timeout"},
+	},
+	Templates: []string{gateways.TemplateAlertText, gateways.TemplateRollupText},
+	Stages:    stages,
+}
+
+func stages(env gateways.Env) ([]lifecycle.Stage, error) {
+	v := env.Values
+	loc, err := gateways.Timezone(v)
+	if err != nil {
+		return nil, err
+	}
+	tpl, err := gateways.LoadTemplates(v, Medium, gateways.TemplateAlertText, gateways.TemplateRollupText)
+	if err != nil {
+		return nil, err
+	}
+	sender, err := NewSender(Options{Config: configFrom(v), Templates: tpl, Location: loc, Log: env.Log})
+	if err != nil {
+		return nil, err
+	}
+	g := gateways.New(env.Delivery(Medium), sender)
+	return []lifecycle.Stage{{Name: "slack gateway", Run: g.Run}}, nil
+}
+
+// configFrom reads gateways.slack.*.
+func configFrom(v *config.Values) Config {
+	return Config{
+		Endpoint: v.String("gateways.slack.endpoint"), From: v.String("gateways.slack.from"),
+		IconEmoji: v.String("gateways.slack.icon_emoji"), Timeout: v.Duration("gateways.slack.timeout"),
+	}
+}

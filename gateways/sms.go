@@ -1,0 +1,111 @@
+package gateways
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/config"
+	"github.com/flapjackgo/flapjack/internal/text"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// SMSMaxLength is the most characters an SMS medium sends (Flapjack 1.x's 159: one message of
+// 160 GSM characters, with a character to spare).
+const SMSMaxLength = 159
+
+// smsRollupIDsPerState is how many check ids per state an SMS rollup lists (reference §4.4).
+const smsRollupIDsPerState = 3
+
+// SMSTimeLayout is how an SMS shows the event's time: "5 Jan 10:00" (Flapjack's %-d %b %H:%M).
+const SMSTimeLayout = "2 Jan 15:04"
+
+// SMSText is the built-in text of the SMS media (sms, sms_twilio, sms_nexmo; reference §4.4),
+// at most SMSMaxLength characters:
+//
+//	Problem: 'HTTP' on web-01 is Critical at 5 Jan 10:00, HTTP 500 (ACKID 8f4a2b1c)
+//	Recovery: 'HTTP' on web-01 is OK at 5 Jan 10:20, HTTP 200
+//	Acknowledgement: 'HTTP' on web-01 at 5 Jan 10:05, ada: on it
+//	Problem summary: Critical: 4 (Critical: a:x, b:y, c:z, ...)
+//
+// " is <State>" is left out for acknowledgements and tests, " at <time>" when the alert has no
+// time. A text that is too long loses the end of its summary (ending "...") but keeps the
+// ACKID hint whole, so the alert can still be acknowledged from the message.
+func SMSText(m Message) string { return ShortText(m, SMSMaxLength) }
+
+// ShortText is SMSText cut at maxRunes characters instead (0: not cut), for media that carry
+// the same line without SMS's limit (sns).
+func ShortText(m Message, maxRunes int) string {
+	a := m.Alert
+	cut := func(s string, n int) string {
+		if maxRunes <= 0 {
+			return s
+		}
+		return text.TruncateRunes(s, n)
+	}
+	if a.Rollup != nil && *a.Rollup != "" {
+		return cut(fmt.Sprintf("%s: %s (%s)", m.TypeWords, RollupSummary(a), RollupDetail(a, smsRollupIDsPerState)), maxRunes)
+	}
+	var b strings.Builder
+	b.WriteString(m.TypeWords + ": ")
+	if m.Entity == "" {
+		b.WriteString("'" + a.EventID + "'") // not ENTITY:CHECK: the id whole rather than nothing
+	} else {
+		b.WriteString("'" + m.Check + "' on " + m.Entity)
+	}
+	if a.NotificationType != schema.NotificationAcknowledgement && a.NotificationType != schema.NotificationTest {
+		b.WriteString(" is " + m.StateWords)
+	}
+	if !m.Time.IsZero() {
+		b.WriteString(" at " + m.Time.Format(SMSTimeLayout))
+	}
+	if s := strings.Join(strings.Fields(m.Summary), " "); s != "" {
+		b.WriteString(", " + s)
+	}
+	hint := ""
+	if m.AckHint != "" {
+		hint = " (" + m.AckHint + ")"
+	}
+	return cut(b.String(), maxRunes-len([]rune(hint))) + hint
+}
+
+// RenderSMS is the text an SMS medium sends for a: the operator's template (alert.text, or
+// rollup.text for rollups) when one is set, else SMSText; either way at most SMSMaxLength
+// characters, times in loc. A template that renders nothing is replaced by SMSText: an empty
+// message cannot be sent. t may be nil (no templates).
+func RenderSMS(t *Templates, a schema.Alert, loc *time.Location, log *zap.Logger) string {
+	m := NewMessage(a, loc)
+	if t == nil {
+		return SMSText(m)
+	}
+	name := TemplateAlertText
+	if a.Rollup != nil && *a.Rollup != "" {
+		name = TemplateRollupText
+	}
+	out := strings.TrimSpace(t.Render(name, m, SMSText, log))
+	if out == "" {
+		return SMSText(m)
+	}
+	return text.TruncateRunes(out, SMSMaxLength)
+}
+
+// Timezone is where media that print an event's time (the SMS media) show it: alerts carry no
+// contact timezone, so this is notifier.default_contact_timezone, else the TZ environment
+// variable, else UTC.
+func Timezone(v *config.Values) (*time.Location, error) {
+	zone := v.String("notifier.default_contact_timezone")
+	if zone == "" {
+		zone = os.Getenv("TZ")
+	}
+	if zone == "" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return nil, v.Invalid("notifier.default_contact_timezone", "unknown timezone %q", zone)
+	}
+	return loc, nil
+}

@@ -1,0 +1,48 @@
+package twilio
+
+import (
+	"github.com/flapjackgo/flapjack/config"
+	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/lifecycle"
+)
+
+// Spec describes the sms_twilio medium.
+var Spec = gateways.Medium{
+	Name: Medium,
+	Settings: []config.Setting{
+		{Key: "gateways.sms_twilio.account_sid", Usage: "Twilio Account SID (AC…), the user of the API's basic auth"},
+		{Key: "gateways.sms_twilio.auth_token", Secret: true, Usage: "Twilio Auth Token"},
+		{Key: "gateways.sms_twilio.from", Usage: "sender: a Twilio number in E.164 form (+15017122661), an alphanumeric sender id, or a Messaging Service SID (MG…)"},
+		{Key: "gateways.sms_twilio.endpoint", Default: DefaultEndpoint, Usage: "Twilio API base URL (messages go to <endpoint>/2010-04-01/Accounts/<account_sid>/Messages.json)"},
+		{Key: "gateways.sms_twilio.timeout", Kind: config.Duration, Default: "10s", Usage: "HTTP request timeout"},
+	},
+	Templates: []string{gateways.TemplateAlertText, gateways.TemplateRollupText},
+	Stages:    stages,
+}
+
+func stages(env gateways.Env) ([]lifecycle.Stage, error) {
+	v := env.Values
+	loc, err := gateways.Timezone(v)
+	if err != nil {
+		return nil, err
+	}
+	tpl, err := gateways.LoadTemplates(v, Medium, gateways.TemplateAlertText, gateways.TemplateRollupText)
+	if err != nil {
+		return nil, err
+	}
+	sender, err := NewSender(Options{Config: configFrom(v), Templates: tpl, Location: loc, Log: env.Log})
+	if err != nil {
+		return nil, err
+	}
+	g := gateways.New(env.Delivery(Medium), sender)
+	return []lifecycle.Stage{{Name: "sms_twilio gateway", Run: g.Run}}, nil
+}
+
+// configFrom reads gateways.sms_twilio.*.
+func configFrom(v *config.Values) Config {
+	return Config{
+		AccountSID: v.String("gateways.sms_twilio.account_sid"), AuthToken: v.String("gateways.sms_twilio.auth_token"),
+		From: v.String("gateways.sms_twilio.from"), Endpoint: v.String("gateways.sms_twilio.endpoint"),
+		Timeout: v.Duration("gateways.sms_twilio.timeout"),
+	}
+}

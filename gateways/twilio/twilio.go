@@ -1,0 +1,189 @@
+// Package twilio is the sms_twilio medium (reference §4.4): each alert of
+// `sms_twilio_notifications` becomes one SMS sent through Twilio's Programmable Messaging API
+// (POST /2010-04-01/Accounts/{AccountSid}/Messages.json with To, From and Body, basic auth
+// AccountSid:AuthToken), behind the shared queue runner of package gateways, which retries and
+// dead-letters; Sender only delivers and classifies Twilio's answer. The auth token never
+// appears in logs or errors.
+package twilio
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Medium is the medium name (alerts' "media", the list sms_twilio_notifications).
+const Medium = "sms_twilio"
+
+// DefaultEndpoint is Twilio's API.
+const DefaultEndpoint = "https://api.twilio.com"
+
+// Config is the gateways.sms_twilio section.
+type Config struct {
+	AccountSID string        // account_sid: AC…, the user of the basic auth and part of the path
+	AuthToken  string        // auth_token (secret)
+	From       string        // from: a Twilio number (+15017122661), an alphanumeric sender id, or a Messaging Service SID (MG…)
+	Endpoint   string        // endpoint: API base URL, default DefaultEndpoint
+	Timeout    time.Duration // timeout of one request, default httpsend.DefaultTimeout
+}
+
+func (c Config) withDefaults() Config {
+	c.Endpoint = strings.TrimRight(strings.TrimSpace(c.Endpoint), "/")
+	if c.Endpoint == "" {
+		c.Endpoint = DefaultEndpoint
+	}
+	if c.Timeout == 0 {
+		c.Timeout = httpsend.DefaultTimeout
+	}
+	return c
+}
+
+// Validate reports every problem, each naming its setting.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	for _, req := range []struct{ name, v string }{
+		{"account_sid", c.AccountSID}, {"auth_token", c.AuthToken}, {"from", c.From},
+	} {
+		if strings.TrimSpace(req.v) == "" {
+			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
+		}
+	}
+	if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
+		errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Options wire a Sender.
+type Options struct {
+	Config Config
+	// HTTPClient sends the requests; nil: httpsend.NewClient.
+	HTTPClient *http.Client
+	// Templates replace the built-in texts (alert.text, rollup.text); nil: built in.
+	Templates *gateways.Templates
+	// Location is where event times are shown; nil: UTC.
+	Location *time.Location
+	Log      *zap.Logger
+	// Now reads the wall clock (Retry-After dates); default time.Now.
+	Now func() time.Time
+}
+
+// Sender sends alerts as SMS through Twilio. It implements gateways.Sender: nil once Twilio
+// accepted the message (201), gateways.Retryable for 429 (after Retry-After), 408, 5xx and
+// network errors, gateways.Permanent for every other answer (an invalid number, bad
+// credentials).
+type Sender struct {
+	cfg    Config
+	client *http.Client
+	tpl    *gateways.Templates
+	loc    *time.Location
+	log    *zap.Logger
+	now    func() time.Time
+}
+
+var _ gateways.Sender = (*Sender)(nil)
+
+// NewSender validates the configuration and builds a Sender.
+func NewSender(o Options) (*Sender, error) {
+	if err := o.Config.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sender{cfg: o.Config.withDefaults(), client: o.HTTPClient, tpl: o.Templates, loc: o.Location, log: o.Log, now: o.Now}
+	if s.client == nil {
+		s.client = httpsend.NewClient(s.cfg.Timeout)
+	}
+	if s.loc == nil {
+		s.loc = time.UTC
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.log = s.log.With(zap.String("component", "sms_twilio_sender"))
+	return s, nil
+}
+
+// messagingService is a Messaging Service SID, sent as MessagingServiceSid instead of From.
+var messagingService = regexp.MustCompile(`^MG[0-9a-f]{32}$`)
+
+// PhoneNumber tidies an address for Twilio: spaces, dashes, dots and brackets people write
+// in phone numbers are removed ("+61 414 123-456" → "+61414123456").
+func PhoneNumber(address string) string {
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune(" -.()\t", r) {
+			return -1
+		}
+		return r
+	}, address)
+}
+
+// Send implements gateways.Sender.
+func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
+	to := PhoneNumber(a.Address)
+	if to == "" {
+		return gateways.Permanent(errors.New("alert has no phone number (address)"))
+	}
+	form := url.Values{"To": {to}, "Body": {gateways.RenderSMS(s.tpl, a, s.loc, s.log)}}
+	if messagingService.MatchString(s.cfg.From) {
+		form.Set("MessagingServiceSid", s.cfg.From)
+	} else {
+		form.Set("From", s.cfg.From)
+	}
+	endpoint := s.cfg.Endpoint + "/2010-04-01/Accounts/" + url.PathEscape(s.cfg.AccountSID) + "/Messages.json"
+	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return gateways.Permanent(fmt.Errorf("building the Twilio request: %w", err))
+	}
+	req.SetBasicAuth(s.cfg.AccountSID, s.cfg.AuthToken)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	resp, err := httpsend.Do(ctx, s.client, s.cfg.Timeout, req, "Twilio")
+	if err != nil {
+		return gateways.Retryable(httpsend.ScrubError(err, s.cfg.AuthToken), 0)
+	}
+	if httpsend.OK(resp.Status) {
+		s.log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("status", resp.Status))
+		return nil
+	}
+	return httpsend.Classify(resp, s.now(), fmt.Errorf("the Twilio API answered HTTP %d for %s: %s",
+		resp.Status, a.EventID, errorMessage(resp.Body, s.cfg.AuthToken)))
+}
+
+// errorMessage is Twilio's explanation of a refusal ({"code", "message", "more_info"}), or the
+// start of the body.
+func errorMessage(body []byte, secrets ...string) string {
+	var e struct {
+		Code     int    `json:"code"`
+		Message  string `json:"message"`
+		MoreInfo string `json:"more_info"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Message == "" {
+		return httpsend.Excerpt(body, secrets...)
+	}
+	msg := e.Message
+	if e.Code != 0 {
+		msg = fmt.Sprintf("error %d: %s", e.Code, msg)
+	}
+	if e.MoreInfo != "" {
+		msg += " (" + e.MoreInfo + ")"
+	}
+	return httpsend.Excerpt([]byte(msg), secrets...)
+}

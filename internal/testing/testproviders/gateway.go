@@ -1,0 +1,136 @@
+package testproviders
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Gateway is a medium's gateway as deployed: the shared runner (gateways.New) draining
+// <medium>_notifications on a real Redis into a Sender, with 3 attempts and short backoffs.
+type Gateway struct {
+	t      testing.TB
+	DB     *testredis.DB
+	Keys   schema.Keys
+	Medium string
+	queue  string
+}
+
+// NewLogger is a debug-level logger whose entries the test can read (to look for secrets).
+func NewLogger() (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	return zap.New(core), logs
+}
+
+// LogText is every entry with its fields, one per line.
+func LogText(logs *observer.ObservedLogs) string {
+	var b strings.Builder
+	for _, e := range logs.All() {
+		b.WriteString(e.Level.String() + " " + e.Message)
+		for k, v := range e.ContextMap() {
+			fmt.Fprintf(&b, " %s=%v", k, v)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// RunGateway runs medium's gateway around sender until the test ends.
+func RunGateway(t testing.TB, medium string, sender gateways.Sender, log *zap.Logger) *Gateway {
+	t.Helper()
+	g := &Gateway{t: t, DB: testredis.New(t), Keys: schema.NewKeys(""), Medium: medium, queue: gateways.DefaultQueue(medium)}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	runner := gateways.New(gateways.Options{Pool: g.DB.Pool, Keys: g.Keys, Medium: medium, Identity: queue.LocalIdentity(),
+		Clock: clock.NewFake(time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)), Log: log, Version: "test", MaxAttempts: 3,
+		FirstBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}, sender)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = runner.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Errorf("%s gateway did not stop within 15s", medium)
+		}
+	})
+	return g
+}
+
+// Queue RPUSHes an alert onto the medium's list, as the notifier does, and returns the JSON.
+func (g *Gateway) Queue(a schema.Alert) []byte {
+	g.t.Helper()
+	raw, err := json.Marshal(a)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.QueueRaw(raw)
+	return raw
+}
+
+// QueueRaw RPUSHes raw onto the medium's list.
+func (g *Gateway) QueueRaw(raw []byte) {
+	g.t.Helper()
+	g.DB.Do(g.t, "RPUSH", g.Keys.Queue(g.queue), raw)
+}
+
+// QueueLen is how many alerts wait on the medium's list.
+func (g *Gateway) QueueLen() int {
+	g.t.Helper()
+	n, err := redis.Int(g.DB.Do(g.t, "LLEN", g.Keys.Queue(g.queue)), nil)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return n
+}
+
+// Failed returns the dead-lettered records of <medium>_notifications_failed.
+func (g *Gateway) Failed() []map[string]any {
+	g.t.Helper()
+	raw, err := redis.Strings(g.DB.Do(g.t, "LRANGE", g.Keys.FailedQueue(g.queue), 0, -1), nil)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, r := range raw {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(r), &m); err != nil {
+			g.t.Fatalf("failed record %s: %v", r, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Settle waits until cond holds, then a little longer to catch late duplicates.
+func (g *Gateway) Settle(what string, cond func() bool) {
+	g.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			g.t.Fatalf("timed out waiting for %s: %d queued, %d dead-lettered", what, g.QueueLen(), len(g.Failed()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(150 * time.Millisecond)
+}
