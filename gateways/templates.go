@@ -67,6 +67,10 @@ type Message struct {
 	Rollup []RollupLine
 	// Text is the built-in one-line text (gateways.AlertText).
 	Text string
+	// FirstName and LastName are the contact's; LastState, LastStateWords and LastSummary the
+	// check's before this change (empty when unknown).
+	FirstName, LastName                    string
+	LastState, LastStateWords, LastSummary string
 }
 
 // RollupLine is one check of a rollup alert.
@@ -82,7 +86,12 @@ func NewMessage(a schema.Alert, loc *time.Location) Message {
 	entity, check := a.EntityCheck()
 	m := Message{Alert: a, Entity: entity, Check: check, State: a.State, StateWords: StateWords(a.State),
 		Type: a.AlertType(), TypeWords: TypeWords(a), Summary: schema.Deref(a.Summary), Details: schema.Deref(a.Details),
-		Perfdata: schema.Deref(a.Perfdata), Text: AlertText(a, "")}
+		Perfdata: schema.Deref(a.Perfdata), Text: AlertText(a, ""),
+		FirstName: schema.Deref(a.ContactFirstName), LastName: schema.Deref(a.ContactLastName),
+		LastSummary: schema.Deref(a.LastSummary)}
+	if last := schema.Deref(a.LastState); last != "" {
+		m.LastState, m.LastStateWords = last, StateWords(last)
+	}
 	if a.Time != nil {
 		m.Time = time.Unix(*a.Time, 0).In(loc)
 	}

@@ -85,9 +85,9 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// Main builds the flapjack binary into a temporary directory, runs the package's tests and
-// exits with their status. Call it from TestMain.
-func Main(m *testing.M) {
+// Main builds the flapjack binary into a temporary directory, runs the package's tests, runs
+// after (other harnesses' cleanups) and exits with their status. Call it from TestMain.
+func Main(m *testing.M, after ...func()) {
 	dir, err := os.MkdirTemp("", "flapjack-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "temporary directory for the flapjack binary:", err)
@@ -102,6 +102,9 @@ func Main(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -61,6 +61,17 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// Prepare is Main for a package whose TestMain belongs to another harness (testbinary.Main):
+// call it first and run the returned cleanup after the tests.
+func Prepare() (cleanup func()) {
+	mainRan = true
+	return func() {
+		if buildDir != "" {
+			os.RemoveAll(buildDir)
+		}
+	}
+}
+
 // program builds smtpd once per test binary.
 func program() (string, error) {
 	buildOnce.Do(func() {
