@@ -104,7 +104,7 @@ gateways:
 	}
 	resp.Body.Close()
 
-	mails := smtp.WaitMessages(t, 1, 20*time.Second)
+	smtp.WaitMessages(t, 1, 20*time.Second)
 	deadline := time.Now().Add(20 * time.Second)
 	for name, s := range servers {
 		for {
@@ -119,7 +119,7 @@ gateways:
 		}
 	}
 	time.Sleep(2 * time.Second) // a second delivery would show up by now
-	if mails = smtp.Messages(t); len(mails) != 1 {
+	if mails := smtp.Messages(t); len(mails) != 1 {
 		t.Errorf("%d mails, want 1", len(mails))
 	} else if msg, err := mails[0].Parse(); err != nil {
 		t.Errorf("mail: %v", err)
