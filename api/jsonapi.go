@@ -64,6 +64,7 @@ func (a *jsonAPI) mount(handle func(method, path, what string, h http.Handler)) 
 	a.ruleRoutes(route)
 	a.entityRoutes(route)
 	a.checkRoutes(route)
+	a.maintenanceRoutes(route)
 }
 
 // serve runs h and answers its error.
