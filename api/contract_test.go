@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/flapjackgo/flapjack/events"
 )
 
 // TestDinerContract replays the requests flapjack-diner 1.4 sends (api/testdata/diner-contract.json)
@@ -29,7 +31,7 @@ func TestDinerContract(t *testing.T) {
 	if err := json.Unmarshal(data, &contract); err != nil {
 		t.Fatal(err)
 	}
-	srv, _ := apiServer(t, func(o *Options) { o.BaseURL = "" })
+	srv, _ := apiServer(t, func(o *Options) { o.BaseURL = ""; o.Events = events.NewPublisher(o.Pool, o.Keys, "events") })
 	for _, s := range contract.Steps {
 		var header []string
 		ctype := ""

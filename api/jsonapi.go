@@ -62,6 +62,9 @@ func (a *jsonAPI) mount(handle func(method, path, what string, h http.Handler)) 
 	a.mediaRoutes(route)
 	a.pagerdutyRoutes(route)
 	a.ruleRoutes(route)
+	a.entityRoutes(route)
+	a.checkRoutes(route)
+	a.maintenanceRoutes(route)
 }
 
 // serve runs h and answers its error.

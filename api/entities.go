@@ -1,0 +1,182 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/model"
+)
+
+// entityJSON is an entity as Flapjack 1.x's JSON API shows it (reference A.6).
+type entityJSON struct {
+	ID    string      `json:"id"`
+	Name  string      `json:"name"`
+	Links entityLinks `json:"links"`
+}
+
+type entityLinks struct {
+	Contacts []string `json:"contacts"`
+	Checks   []string `json:"checks"`
+}
+
+func toEntityJSON(e model.Entity) entityJSON {
+	out := entityJSON{ID: e.ID, Name: e.Name, Links: entityLinks{Contacts: list(e.Contacts), Checks: []string{}}}
+	for _, c := range e.Checks {
+		out.Links.Checks = append(out.Links.Checks, model.CheckRef{Entity: e.Name, Check: c}.ID())
+	}
+	return out
+}
+
+func (a *jsonAPI) entityRoutes(route func(method, path, what string, h apiHandler)) {
+	route("GET", "/entities", "JSON API: every entity (?enabled=true|false)", a.getEntities)
+	route("GET", "/entities/{ids}", "JSON API: entities by id (comma-separated)", a.getEntities)
+	route("POST", "/entities", `JSON API: create or rename entities {"entities":[{"id","name"}]}`, a.postEntities)
+	route("PATCH", "/entities/{ids}", "JSON API: rename entities, link contacts and tags (JSON-Patch)", a.patchEntities)
+}
+
+// parseBool is the JSON API's boolean query value.
+func parseBool(s string) (bool, bool) {
+	switch strings.ToLower(s) {
+	case "1", "t", "true", "y", "yes":
+		return true, true
+	case "0", "f", "false", "n", "no":
+		return false, true
+	}
+	return false, false
+}
+
+// readEntities reads the entities of path segment n (all when the route has no ids); a list
+// none of which exists is a 404 with 1.6's message.
+func (a *jsonAPI) readEntities(r *http.Request, n int) ([]model.Entity, error) {
+	var out []model.Entity
+	err := a.conn(r, func(c redis.Conn) error {
+		var ids []string
+		var err error
+		if r.PathValue("ids") != "" {
+			if ids, err = pathIDs(r, n); err != nil {
+				return err
+			}
+		} else if ids, err = model.EntityIDs(c, a.o.Keys); err != nil {
+			return err
+		}
+		if out, err = model.ReadEntities(r.Context(), c, a.o.Keys, ids); err != nil {
+			return err
+		}
+		if len(out) == 0 && r.PathValue("ids") != "" {
+			return failWith(http.StatusNotFound, "could not find entities: '%s'", strings.Join(ids, "', '"))
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (a *jsonAPI) getEntities(w http.ResponseWriter, r *http.Request) error {
+	var enabled, filter bool
+	if v := r.URL.Query().Get("enabled"); v != "" {
+		var ok bool
+		if enabled, ok = parseBool(v); !ok {
+			return failWith(http.StatusBadRequest, "enabled must be true or false, not %q", v)
+		}
+		filter = true
+	}
+	entities, err := a.readEntities(r, 1)
+	if err != nil {
+		return err
+	}
+	out := []entityJSON{}
+	for _, e := range entities {
+		if !filter || e.Enabled == enabled {
+			out = append(out, toEntityJSON(e))
+		}
+	}
+	writeAPI(w, http.StatusOK, map[string]any{"entities": out})
+	return nil
+}
+
+// entityErr turns model's entity errors into 1.6's answers: a missing entity is 404 "could not
+// find entity 'x'", a rename that would merge two entities 422.
+func entityErr(err error) error {
+	var nf *model.NotFoundError
+	var rn *model.RenameError
+	switch {
+	case errors.As(err, &nf) && nf.What == "entity":
+		return failWith(http.StatusNotFound, "could not find entity '%s'", strings.Join(nf.IDs, "', '"))
+	case errors.As(err, &rn):
+		return failWith(http.StatusUnprocessableEntity, "%s", rn.Error())
+	}
+	return err
+}
+
+func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
+	items, err := a.createItems(w, r, "entities", "No 'entities' object received")
+	var se *statusError
+	if errors.As(err, &se) && se.status == http.StatusUnprocessableEntity && se.msgs[0] == "No 'entities' object received" {
+		se.status = http.StatusForbidden // 1.6's status for this one
+	}
+	if err != nil {
+		return err
+	}
+	entities := make([]model.EntityData, len(items))
+	all := make([]*fields, len(items))
+	for i, item := range items {
+		f := newFields(index("entities", i), item, "id", "name", "contacts", "tags", "links")
+		all[i] = f
+		entities[i] = model.EntityData{ID: f.str("id"), Name: f.str("name")}
+		if entities[i].ID == "" {
+			return failWith(http.StatusForbidden, "Entity with a nil id detected")
+		}
+	}
+	if err := itemsErr(all); err != nil {
+		return err
+	}
+	if err := a.conn(r, func(c redis.Conn) error { return model.CreateEntities(r.Context(), c, a.o.Keys, entities) }); err != nil {
+		return entityErr(err)
+	}
+	ids := make([]string, len(entities))
+	for i, e := range entities {
+		ids[i] = e.ID
+	}
+	a.created(w, r, "entities", ids)
+	return nil
+}
+
+func (a *jsonAPI) patchEntities(w http.ResponseWriter, r *http.Request) error {
+	ids, err := pathIDs(r, 1)
+	if err != nil {
+		return err
+	}
+	ops, err := a.readPatch(w, r, "entities", []string{"name"}, []string{"contacts", "tags"})
+	if err != nil {
+		return err
+	}
+	var change model.EntityChange
+	for _, op := range ops {
+		switch {
+		case op.Op == "replace":
+			f := replaced(op)
+			change.Name = f.str("name")
+			if change.Name == "" {
+				f.fail("name", "must be a non-empty string")
+			}
+			if err := itemsErr([]*fields{f}); err != nil {
+				return err
+			}
+		case op.Linked == "contacts" && op.Op == "add":
+			change.AddContacts = append(change.AddContacts, op.ID)
+		case op.Linked == "contacts":
+			change.RemoveContacts = append(change.RemoveContacts, op.ID)
+		case op.Op == "add":
+			change.AddTags = append(change.AddTags, op.ID)
+		default:
+			change.RemoveTags = append(change.RemoveTags, op.ID)
+		}
+	}
+	if err := a.conn(r, func(c redis.Conn) error { return model.UpdateEntities(r.Context(), c, a.o.Keys, ids, change) }); err != nil {
+		return entityErr(err)
+	}
+	noContent(w)
+	return nil
+}
