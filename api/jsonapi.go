@@ -62,6 +62,7 @@ func (a *jsonAPI) mount(handle func(method, path, what string, h http.Handler)) 
 	a.mediaRoutes(route)
 	a.pagerdutyRoutes(route)
 	a.ruleRoutes(route)
+	a.reportRoutes(route)
 }
 
 // serve runs h and answers its error.
