@@ -63,6 +63,7 @@ func (a *jsonAPI) mount(handle func(method, path, what string, h http.Handler)) 
 	a.pagerdutyRoutes(route)
 	a.ruleRoutes(route)
 	a.reportRoutes(route)
+	a.metricsRoutes(route)
 }
 
 // serve runs h and answers its error.
