@@ -94,8 +94,8 @@ func Handler(o Options) http.Handler {
 		handle("POST", "/events", what, o.authorised(http.HandlerFunc(o.postEvents)))
 	}
 	if o.Gatherer != nil {
-		handle("GET", "/metrics", "Prometheus metrics",
-			promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(o.Log)}))
+		handle("GET", "/metrics", "Prometheus metrics (Flapjack 1.x JSON metrics with Accept: application/json)",
+			o.metricsByAccept(promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(o.Log)})))
 	}
 	handle("GET", "/healthz", "liveness: \"ok\" while the process runs",
 		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }))

@@ -65,6 +65,8 @@ func (a *jsonAPI) mount(handle func(method, path, what string, h http.Handler)) 
 	a.entityRoutes(route)
 	a.checkRoutes(route)
 	a.maintenanceRoutes(route)
+	a.reportRoutes(route)
+	a.metricsRoutes(route)
 }
 
 // serve runs h and answers its error.
