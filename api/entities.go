@@ -97,15 +97,11 @@ func (a *jsonAPI) getEntities(w http.ResponseWriter, r *http.Request) error {
 }
 
 // entityErr turns model's entity errors into 1.6's answers: a missing entity is 404 "could not
-// find entity 'x'", a rename that would merge two entities 422.
+// find entity 'x'".
 func entityErr(err error) error {
 	var nf *model.NotFoundError
-	var rn *model.RenameError
-	switch {
-	case errors.As(err, &nf) && nf.What == "entity":
+	if errors.As(err, &nf) && nf.What == "entity" {
 		return failWith(http.StatusNotFound, "could not find entity '%s'", strings.Join(nf.IDs, "', '"))
-	case errors.As(err, &rn):
-		return failWith(http.StatusUnprocessableEntity, "%s", rn.Error())
 	}
 	return err
 }

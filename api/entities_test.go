@@ -3,7 +3,12 @@ package api
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
 )
 
 func TestEntityRoutes(t *testing.T) {
@@ -57,7 +62,8 @@ func TestEntityRoutes(t *testing.T) {
 	expectErrors(t, "PATCH not an array", call(t, srv, "PATCH", "/entities/e1", patchJSON, `{}`), 400, "Invalid JSON-Patch request")
 	expectErrors(t, "PATCH content type", call(t, srv, "PATCH", "/entities/e1", "application/json", `[]`), 405, "json-patch")
 
-	// A check makes the entity enabled; renaming it then, or merging into it, is refused.
+	// A check makes the entity enabled; renaming it then moves the check, and a rename to a
+	// taken name merges the two entities.
 	a = expect(t, "create check", call(t, srv, "POST", "/checks", vndJSON, `{"checks":[{"entity_id":"e1","name":"HTTP","tags":["web"]}]}`), 201)
 	if !reflect.DeepEqual(a.json(t), []any{"web-01:HTTP"}) {
 		t.Fatalf("check ids: %s", a.body)
@@ -72,9 +78,18 @@ func TestEntityRoutes(t *testing.T) {
 	if len(got.Entities) != 1 || got.Entities[0].ID != "e2" {
 		t.Fatalf("disabled: %s", a.body)
 	}
-	expectErrors(t, "rename with checks", call(t, srv, "PATCH", "/entities/e1", patchJSON, `[{"op":"replace","path":"/entities/0/name","value":"web-99"}]`), 422, "not supported")
-	expectErrors(t, "merge", call(t, srv, "PATCH", "/entities/e2", patchJSON, `[{"op":"replace","path":"/entities/0/name","value":"web-01"}]`), 422, "merging")
+	expect(t, "rename with checks", call(t, srv, "PATCH", "/entities/e1", patchJSON, `[{"op":"replace","path":"/entities/0/name","value":"web-99"}]`), 204)
 	expect(t, "rename without checks", call(t, srv, "PATCH", "/entities/e2", patchJSON, `[{"op":"replace","path":"/entities/0/name","value":"db-03"}]`), 204)
+	expect(t, "merge", call(t, srv, "PATCH", "/entities/e2", patchJSON, `[{"op":"replace","path":"/entities/0/name","value":"web-99"}]`), 204)
+	a = expect(t, "merged", call(t, srv, "GET", "/entities/e2", "", ""), 200)
+	json.Unmarshal(a.body, &got)
+	if len(got.Entities) != 1 || got.Entities[0].Name != "web-99" || !reflect.DeepEqual(got.Entities[0].Links.Checks, []string{"web-99:HTTP"}) {
+		t.Fatalf("merged: %s", a.body)
+	}
+	expectErrors(t, "merged away", call(t, srv, "GET", "/entities/e1", "", ""), 404, "could not find entities: 'e1'")
+	if ok := db.Do(t, "SISMEMBER", "check_tag:web", "web-99:HTTP").(int64); ok != 1 {
+		t.Fatal("check tag not moved")
+	}
 }
 
 func TestCheckRoutes(t *testing.T) {
@@ -121,4 +136,48 @@ func TestCheckRoutes(t *testing.T) {
 	expectErrors(t, "PATCH unknown entity", call(t, srv, "PATCH", "/checks/x.example.com:SSH", patchJSON, `[{"op":"replace","path":"/checks/0/enabled","value":true}]`), 404, "could not find entity 'x.example.com'")
 	expectErrors(t, "PATCH unknown check", call(t, srv, "PATCH", "/checks/www.example.com:SSH,www.example.com:PING", patchJSON, `[{"op":"replace","path":"/checks/0/enabled","value":true}]`), 404, "could not find entity check 'PING'")
 	expectErrors(t, "PATCH not a boolean", call(t, srv, "PATCH", "/checks/www.example.com:SSH", patchJSON, `[{"op":"replace","path":"/checks/0/enabled","value":"yes"}]`), 422, "enabled")
+}
+
+// TestRenameThroughExecutive renames, as flapjack-diner sends it, an entity the executive
+// created, then renames it back by POST and merges another entity into it.
+func TestRenameThroughExecutive(t *testing.T) {
+	t.Parallel()
+	db, do, run := maintenanceServer(t)
+	id := schema.NewEntityID("web-01")
+	before := []model.CheckStatus{status(t, db, "web-01", "HTTP", time.Now()), status(t, db, "web-01", "PING", time.Now())}
+	expect(t, "rename", do("PATCH", "/entities/"+id, patchJSON, `[{"op":"replace","path":"/entities/0/name","value":"NEW"}]`), 204)
+	var got struct{ Entities []entityJSON }
+	a := expect(t, "renamed", do("GET", "/entities/"+id, "", ""), 200)
+	json.Unmarshal(a.body, &got)
+	if len(got.Entities) != 1 || got.Entities[0].Name != "new" || !reflect.DeepEqual(got.Entities[0].Links.Checks, []string{"new:HTTP", "new:PING"}) {
+		t.Fatalf("renamed: %s", a.body)
+	}
+	for i, c := range []string{"HTTP", "PING"} {
+		s := status(t, db, "new", c, time.Now())
+		s.Entity = "web-01"
+		if s != before[i] {
+			t.Errorf("%s after rename: %+v, want %+v", c, s, before[i])
+		}
+	}
+	if n := len(db.Do(t, "KEYS", "*web-01*").([]any)); n != 0 {
+		t.Errorf("%d keys left under the old name", n)
+	}
+	a = expect(t, "check", do("GET", "/checks/new:HTTP", "", ""), 200)
+	if !strings.Contains(string(a.body), `"new:HTTP"`) {
+		t.Errorf("check: %s", a.body)
+	}
+
+	// POST with the id under another name renames too; then web-02's checks merge into it.
+	expect(t, "rename by POST", do("POST", "/entities", vndJSON, `{"entities":[{"id":"`+id+`","name":"web-03"}]}`), 201)
+	db.Do(t, "LPUSH", "events", `{"entity":"web-02","check":"DISK","type":"service","state":"ok"}`)
+	run()
+	expect(t, "merge", do("PATCH", "/entities/"+schema.NewEntityID("web-02"), patchJSON, `[{"op":"replace","path":"/entities/0/name","value":"web-03"}]`), 204)
+	a = expect(t, "merged", do("GET", "/entities/"+schema.NewEntityID("web-02"), "", ""), 200)
+	json.Unmarshal(a.body, &got)
+	if len(got.Entities) != 1 || got.Entities[0].Name != "web-03" || !reflect.DeepEqual(got.Entities[0].Links.Checks, []string{"web-03:DISK", "web-03:HTTP", "web-03:PING"}) {
+		t.Fatalf("merged: %s", a.body)
+	}
+	if s := status(t, db, "web-03", "HTTP", time.Now()); s.State != "critical" || s.Summary != "down" {
+		t.Errorf("HTTP after merge: %+v", s)
+	}
 }

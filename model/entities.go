@@ -2,7 +2,6 @@ package model
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -16,20 +15,6 @@ import (
 // layouts of SPEC 4.15 (all_entity_ids_by_name / all_entity_names_by_id and entity_id:NAME /
 // entity:ID), the contacts of contacts_for:ID and the checks of all_checks:NAME and
 // current_checks:NAME.
-
-// ErrRenameUnsupported refuses a rename this version cannot do: merging two entities, or moving
-// the history of an entity's checks to a new name.
-var ErrRenameUnsupported = errors.New("not supported")
-
-// RenameError says why a rename is refused; errors.Is(err, ErrRenameUnsupported) is true.
-type RenameError struct{ ID, From, To, Reason string }
-
-func (e *RenameError) Error() string {
-	return fmt.Sprintf("renaming entity '%s' from '%s' to '%s' is not supported: %s", e.ID, e.From, e.To, e.Reason)
-}
-
-// Is makes errors.Is(err, ErrRenameUnsupported) true.
-func (e *RenameError) Is(target error) bool { return target == ErrRenameUnsupported }
 
 // Entity is a stored entity.
 type Entity struct {
@@ -159,8 +144,11 @@ func (t *txn) readEntityState(ids, names []string) (*entityState, error) {
 }
 
 // nameEntity writes entity id under name in both layouts, dropping its old name when it had
-// one; a rename to a name another entity has, or of an entity with checks, is refused.
-func nameEntity(ops *Ops, keys schema.Keys, st *entityState, id, name string) error {
+// one. A rename moves the data of the entity's checks to the new name (planMove); when another
+// entity has the name already the two merge, and the other id loses the name. A new id under a
+// name another entity has is an *ExistsError.
+func nameEntity(t *txn, ops *Ops, st *entityState, id, name string) error {
+	keys := t.keys
 	old := st.names[id]
 	if old == name {
 		if st.idOf[name] == "" { // known under one layout only: complete it
@@ -168,15 +156,17 @@ func nameEntity(ops *Ops, keys schema.Keys, st *entityState, id, name string) er
 		}
 		return nil
 	}
-	if other := st.idOf[name]; other != "" && other != id {
+	other := st.idOf[name]
+	if other != "" && other != id {
 		if old == "" {
 			return &ExistsError{What: "entity name", IDs: []string{name + " (entity " + other + ")"}}
 		}
-		return &RenameError{ID: id, From: old, To: name, Reason: "an entity of that name exists (" + other + "); merging two entities' checks and history is not supported"}
+		ops.HDel(keys.EntityNamesByID(), other)
+		ops.HDel(keys.Entity(other), "name")
 	}
 	if old != "" {
-		if st.checks[old] {
-			return &RenameError{ID: id, From: old, To: name, Reason: "the entity has checks, whose history is stored under its name"}
+		if err := t.planMove(old, name); err != nil {
+			return err
 		}
 		ops.HDel(keys.EntityIDsByName(), old)
 		ops.Del(keys.EntityID(old))
@@ -197,8 +187,9 @@ func writeEntityName(ops *Ops, keys schema.Keys, id, name string) {
 }
 
 // CreateEntities records entities (names lower-cased, SPEC 4.14); an id that exists under
-// another name renames it, as Flapjack 1.x did. All or nothing: an empty id or name is a
-// *ValidationError, a name another entity has an *ExistsError (new id) or a *RenameError.
+// another name renames it (merging when the name is taken), as Flapjack 1.x did. All or
+// nothing: an empty id or name is a *ValidationError, a new id under a name another entity has
+// an *ExistsError.
 func CreateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, in []EntityData) error {
 	var k checker
 	entities := make([]EntityData, len(in))
@@ -227,7 +218,7 @@ func CreateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, in [
 		}
 		var ops Ops
 		for _, e := range entities {
-			if err := nameEntity(&ops, keys, st, e.ID, e.Name); err != nil {
+			if err := nameEntity(t, &ops, st, e.ID, e.Name); err != nil {
 				return nil, err
 			}
 		}
@@ -255,7 +246,7 @@ type EntityChange struct {
 }
 
 // UpdateEntities applies change to every entity of ids. All or nothing: a missing entity or
-// contact is a *NotFoundError, a bad tag a *ValidationError, a refused rename a *RenameError.
+// contact is a *NotFoundError, a bad tag a *ValidationError.
 func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, change EntityChange) error {
 	ids = unique(ids)
 	name := NormalizeEntityName(change.Name)
@@ -294,7 +285,7 @@ func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 		var ops Ops
 		for _, id := range ids {
 			if name != "" {
-				if err := nameEntity(&ops, keys, st, id, name); err != nil {
+				if err := nameEntity(t, &ops, st, id, name); err != nil {
 					return nil, err
 				}
 			}

@@ -68,6 +68,7 @@ type txn struct {
 	conn    redis.Conn
 	keys    schema.Keys
 	watched map[string]bool
+	moves   []any // rename_entity.lua's arguments, run before the writes (planMove)
 }
 
 // watch queues, at this point of b, a WATCH of the keys not watched yet. Reads queued after it
@@ -109,6 +110,13 @@ func (t *txn) commit(ops *Ops) (bool, error) {
 	if err := t.conn.Send("MULTI"); err != nil {
 		return false, err
 	}
+	parts := 1
+	if len(t.moves) > 0 {
+		if err := renameScript.Send(t.conn, t.moves...); err != nil {
+			return false, err
+		}
+		parts = 2
+	}
 	if err := applyScript.Send(t.conn, ApplyArgs(ApplyTarget{}, []Record{{Ops: *ops}})...); err != nil {
 		return false, err
 	}
@@ -119,11 +127,15 @@ func (t *txn) commit(ops *Ops) (bool, error) {
 	if reply == nil {
 		return false, nil
 	}
-	parts, err := redis.Values(reply, nil)
-	if err != nil || len(parts) != 1 {
+	replies, err := redis.Values(reply, nil)
+	if err != nil || len(replies) != parts {
 		return false, fmt.Errorf("apply writes: unexpected reply %v", reply)
 	}
-	statuses, err := decodeApply(parts[0], nil)
+	if rerr, ok := replies[0].(redis.Error); ok && parts == 2 {
+		// MULTI/EXEC does not roll back: the name writes after it still ran.
+		return true, fmt.Errorf("move entity data: partly applied: %w", rerr)
+	}
+	statuses, err := decodeApply(replies[parts-1], nil)
 	var werr *WriteError
 	if errors.As(err, &werr) {
 		// A key holds another type than the layout's (another tool wrote it).
