@@ -83,7 +83,7 @@ func NewClient(o ClientOptions) (*Client, error) {
 	}
 	log := o.Log.With(zap.String("stage", gateways.Stage(Medium)))
 	account, resource := cfg.account()
-	_, domain, _ := splitJID(account)
+	_, domain, _ := SplitJID(account)
 	c := &Client{
 		cfg: cfg, account: account, resource: resource, domain: domain,
 		rooms: map[string]bool{}, allowed: map[string]bool{}, ids: cfg.identifiers(),
@@ -137,7 +137,7 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 // message; a connection lost on the way gives a retryable error.
 func (c *Client) Send(ctx context.Context, a schema.Alert) error {
 	to := strings.TrimSpace(a.Address)
-	if local, domain, _ := splitJID(to); local == "" || domain == "" || strings.ContainsAny(to, " \t\n") {
+	if local, domain, _ := SplitJID(to); local == "" || domain == "" || strings.ContainsAny(to, " \t\n") {
 		return gateways.Permanent(fmt.Errorf("address %q is not a JID", a.Address))
 	}
 	msg := xmpp.Chat{Remote: to, Type: "chat", Text: Text(a, c.cfg.Alias)}

@@ -163,7 +163,7 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	switch local, domain, _ := splitJID(c.JabberID); {
+	switch local, domain, _ := SplitJID(c.JabberID); {
 	case c.JabberID == "":
 		bad("gateways.jabber.jabberid is required (the bot's JID, like flapjack@example.com)")
 	case local == "" || domain == "" || strings.ContainsAny(c.JabberID, " \t"):
@@ -196,12 +196,12 @@ func (c Config) Validate() error {
 		}
 	}
 	for _, r := range c.Rooms {
-		if local, domain, res := splitJID(r); local == "" || domain == "" || res != "" {
+		if local, domain, res := SplitJID(r); local == "" || domain == "" || res != "" {
 			bad("gateways.jabber.rooms must be bare room JIDs like ops@conference.example.com, got %q", r)
 		}
 	}
 	for _, j := range c.AllowedJIDs {
-		if local, domain, res := splitJID(j); local == "" || domain == "" || res != "" {
+		if local, domain, res := SplitJID(j); local == "" || domain == "" || res != "" {
 			bad("gateways.jabber.allowed_jids must be bare JIDs like ada@example.com, got %q", j)
 		}
 	}
@@ -227,7 +227,7 @@ func (c Config) Validate() error {
 func (c Config) host() string {
 	server := c.Server
 	if server == "" {
-		_, server, _ = splitJID(c.JabberID)
+		_, server, _ = SplitJID(c.JabberID)
 	}
 	return net.JoinHostPort(server, fmt.Sprint(c.Port))
 }
@@ -235,7 +235,7 @@ func (c Config) host() string {
 // account is the bare JID to log in with and the resource to bind: the configured one, else the
 // host name.
 func (c Config) account() (bare, resource string) {
-	local, domain, res := splitJID(c.JabberID)
+	local, domain, res := SplitJID(c.JabberID)
 	if res == "" {
 		res = hostname()
 	}
@@ -265,8 +265,8 @@ func hostname() string {
 	return h
 }
 
-// splitJID splits local@domain/resource; local may be empty (a server JID).
-func splitJID(jid string) (local, domain, resource string) {
+// SplitJID parts a JID local@domain/resource (local and resource may be empty).
+func SplitJID(jid string) (local, domain, resource string) {
 	rest := jid
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
 		rest, resource = rest[:i], rest[i+1:]

@@ -2,7 +2,6 @@ package jabber
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -41,7 +40,7 @@ func (c *Client) Run(ctx context.Context) error {
 				break
 			}
 		}
-		client, err := c.dial(ctx)
+		client, err := c.login().Dial(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -95,54 +94,12 @@ func (c *Client) backoff(failures int) time.Duration {
 	return reconnect.Delay(failures - 1)
 }
 
-// options are the go-xmpp options of a connection. Never log them: they hold the password.
-func (c *Client) options() xmpp.Options {
-	o := xmpp.Options{
-		Host: c.cfg.host(), User: c.account, Password: string(c.cfg.Password), Resource: c.resource,
-		DialTimeout: c.cfg.DialTimeout,
-		Status:      "chat", StatusMessage: "flapjack " + c.version,
-		PeriodicServerPings:        true,
-		PeriodicServerPingsPeriod:  int(c.cfg.Keepalive / time.Millisecond),
-		PeriodicServerPingsTimeout: int(c.cfg.KeepaliveTimeout / time.Millisecond),
-		SoftwareName:               "flapjack", SoftwareVersion: c.version,
-	}
-	tlsConfig := &tls.Config{ServerName: c.domain, InsecureSkipVerify: c.cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
-	switch c.cfg.TLS {
-	case TLSDirect:
-		// go-xmpp: NoTLS false means TLS from the first byte.
-		o.TLSConfig = tlsConfig
-	case TLSStartTLS:
-		o.NoTLS, o.StartTLS, o.TLSConfig = true, true, tlsConfig
-	case TLSPlain:
-		o.NoTLS, o.InsecureAllowUnencryptedAuth = true, true
-	}
-	return o
-}
-
-// dial logs in. go-xmpp cannot be interrupted while it connects, so the attempt runs aside and a
-// client that arrives after ctx ended is closed.
-func (c *Client) dial(ctx context.Context) (*xmpp.Client, error) {
-	type result struct {
-		c   *xmpp.Client
-		err error
-	}
-	done := make(chan result, 1)
-	opts := c.options()
-	go func() {
-		x, err := opts.NewClient()
-		done <- result{x, err}
-	}()
-	select {
-	case r := <-done:
-		return r.c, r.err
-	case <-ctx.Done():
-		go func() {
-			if r := <-done; r.c != nil {
-				r.c.Close()
-			}
-		}()
-		return nil, ctx.Err()
-	}
+// login is the Client's XMPP account.
+func (c *Client) login() Login {
+	return Login{Host: c.cfg.host(), User: c.account, Password: string(c.cfg.Password), Resource: c.resource,
+		Domain: c.domain, TLS: c.cfg.TLS, InsecureSkipVerify: c.cfg.InsecureSkipVerify,
+		DialTimeout: c.cfg.DialTimeout, Keepalive: c.cfg.Keepalive, KeepaliveTimeout: c.cfg.KeepaliveTimeout,
+		Software: "flapjack", Version: c.version}
 }
 
 // serve runs one logged-in session until the connection fails or ctx ends.

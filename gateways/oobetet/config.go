@@ -113,7 +113,7 @@ func (c Config) Validate() error {
 	c = c.withDefaults()
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	switch local, domain, _ := splitJID(c.JabberID); {
+	switch local, domain, _ := jabber.SplitJID(c.JabberID); {
 	case c.JabberID == "":
 		bad("gateways.oobetet.jabberid is required (oobetet's own JID, like flapjacktest@example.com)")
 	case local == "" || domain == "" || strings.ContainsAny(c.JabberID, " \t"):
@@ -144,7 +144,7 @@ func (c Config) Validate() error {
 		bad("gateways.oobetet.rooms is required: the rooms the Jabber gateway sends the canary's alerts to")
 	}
 	for _, r := range c.Rooms {
-		if local, domain, res := splitJID(r); local == "" || domain == "" || res != "" {
+		if local, domain, res := jabber.SplitJID(r); local == "" || domain == "" || res != "" {
 			bad("gateways.oobetet.rooms must be bare room JIDs like ops@conference.example.com, got %q", r)
 		}
 	}
@@ -185,21 +185,7 @@ func (c Config) checkEvery() time.Duration {
 func (c Config) host() string {
 	server := c.Server
 	if server == "" {
-		_, server, _ = splitJID(c.JabberID)
+		_, server, _ = jabber.SplitJID(c.JabberID)
 	}
 	return net.JoinHostPort(server, strconv.Itoa(c.Port))
-}
-
-// splitJID splits local@domain/resource; local may be empty (a server JID).
-func splitJID(jid string) (local, domain, resource string) {
-	rest := jid
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		rest, resource = rest[:i], rest[i+1:]
-	}
-	if i := strings.IndexByte(rest, '@'); i >= 0 {
-		local, domain = rest[:i], rest[i+1:]
-	} else {
-		domain = rest
-	}
-	return local, domain, resource
 }

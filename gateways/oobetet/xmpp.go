@@ -2,7 +2,6 @@ package oobetet
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -70,7 +69,7 @@ func (s *roomSession) write(fn func(*xmpp.Client) error) error {
 }
 
 func newRoomConn(cfg Config, version string, log *zap.Logger) *roomConn {
-	local, domain, resource := splitJID(cfg.JabberID)
+	local, domain, resource := jabber.SplitJID(cfg.JabberID)
 	if resource == "" {
 		resource = hostname()
 	}
@@ -129,7 +128,7 @@ func (c *roomConn) run(ctx context.Context) {
 				return
 			}
 		}
-		client, err := c.dial(ctx)
+		client, err := c.login().Dial(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -153,53 +152,12 @@ func (c *roomConn) run(ctx context.Context) {
 	}
 }
 
-// options are the go-xmpp options, as the Jabber gateway's. Never log them: they hold the
-// password.
-func (c *roomConn) options() xmpp.Options {
-	o := xmpp.Options{
-		Host: c.cfg.host(), User: c.account, Password: string(c.cfg.Password), Resource: c.resource,
-		DialTimeout: defaultDialTimeout, Status: "chat", StatusMessage: "flapjack oobetet " + c.version,
-		PeriodicServerPings:        true,
-		PeriodicServerPingsPeriod:  int(defaultKeepalive / time.Millisecond),
-		PeriodicServerPingsTimeout: int(defaultKeepaliveTimeout / time.Millisecond),
-		SoftwareName:               "flapjack oobetet", SoftwareVersion: c.version,
-	}
-	tlsConfig := &tls.Config{ServerName: c.domain, InsecureSkipVerify: c.cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
-	switch c.cfg.TLS {
-	case jabber.TLSDirect:
-		o.TLSConfig = tlsConfig // go-xmpp: NoTLS false means TLS from the first byte
-	case jabber.TLSStartTLS:
-		o.NoTLS, o.StartTLS, o.TLSConfig = true, true, tlsConfig
-	case jabber.TLSPlain:
-		o.NoTLS, o.InsecureAllowUnencryptedAuth = true, true
-	}
-	return o
-}
-
-// dial logs in. go-xmpp cannot be interrupted while it connects, so the attempt runs aside and
-// a client that arrives after ctx ended is closed.
-func (c *roomConn) dial(ctx context.Context) (*xmpp.Client, error) {
-	type result struct {
-		c   *xmpp.Client
-		err error
-	}
-	done := make(chan result, 1)
-	opts := c.options()
-	go func() {
-		x, err := opts.NewClient()
-		done <- result{x, err}
-	}()
-	select {
-	case r := <-done:
-		return r.c, r.err
-	case <-ctx.Done():
-		go func() {
-			if r := <-done; r.c != nil {
-				r.c.Close()
-			}
-		}()
-		return nil, ctx.Err()
-	}
+// login is oobetet's XMPP account, connected as the Jabber gateway connects.
+func (c *roomConn) login() jabber.Login {
+	return jabber.Login{Host: c.cfg.host(), User: c.account, Password: string(c.cfg.Password), Resource: c.resource,
+		Domain: c.domain, TLS: c.cfg.TLS, InsecureSkipVerify: c.cfg.InsecureSkipVerify,
+		DialTimeout: defaultDialTimeout, Keepalive: defaultKeepalive, KeepaliveTimeout: defaultKeepaliveTimeout,
+		Software: "flapjack oobetet", Version: c.version}
 }
 
 // serve runs one session until the connection fails or ctx ends.
