@@ -89,12 +89,8 @@ type Options struct {
 // network errors, gateways.Permanent for every other answer (an invalid number, bad
 // credentials).
 type Sender struct {
-	cfg    Config
-	client *http.Client
-	tpl    *gateways.Templates
-	loc    *time.Location
-	log    *zap.Logger
-	now    func() time.Time
+	httpsend.Base
+	cfg Config
 }
 
 var _ gateways.Sender = (*Sender)(nil)
@@ -104,21 +100,8 @@ func NewSender(o Options) (*Sender, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sender{cfg: o.Config.withDefaults(), client: o.HTTPClient, tpl: o.Templates, loc: o.Location, log: o.Log, now: o.Now}
-	if s.client == nil {
-		s.client = httpsend.NewClient(s.cfg.Timeout)
-	}
-	if s.loc == nil {
-		s.loc = time.UTC
-	}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.log = s.log.With(zap.String("component", "sms_twilio_sender"))
-	return s, nil
+	cfg := o.Config.withDefaults()
+	return &Sender{cfg: cfg, Base: httpsend.NewBase("sms_twilio_sender", cfg.Timeout, o.HTTPClient, o.Templates, o.Location, o.Log, o.Now)}, nil
 }
 
 // messagingService is a Messaging Service SID, sent as MessagingServiceSid instead of From.
@@ -141,7 +124,7 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	if to == "" {
 		return gateways.Permanent(errors.New("alert has no phone number (address)"))
 	}
-	form := url.Values{"To": {to}, "Body": {gateways.RenderSMS(s.tpl, a, s.loc, s.log)}}
+	form := url.Values{"To": {to}, "Body": {gateways.RenderSMS(s.Tpl, a, s.Loc, s.Log)}}
 	if messagingService.MatchString(s.cfg.From) {
 		form.Set("MessagingServiceSid", s.cfg.From)
 	} else {
@@ -155,15 +138,15 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	req.SetBasicAuth(s.cfg.AccountSID, s.cfg.AuthToken)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	resp, err := httpsend.Do(ctx, s.client, s.cfg.Timeout, req, "Twilio")
+	resp, err := httpsend.Do(ctx, s.Client, s.cfg.Timeout, req, "Twilio")
 	if err != nil {
 		return gateways.Retryable(httpsend.ScrubError(err, s.cfg.AuthToken), 0)
 	}
 	if httpsend.OK(resp.Status) {
-		s.log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("status", resp.Status))
+		s.Log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("status", resp.Status))
 		return nil
 	}
-	return httpsend.Classify(resp, s.now(), fmt.Errorf("the Twilio API answered HTTP %d for %s: %s",
+	return httpsend.Classify(resp, s.Now(), fmt.Errorf("the Twilio API answered HTTP %d for %s: %s",
 		resp.Status, a.EventID, errorMessage(resp.Body, s.cfg.AuthToken)))
 }
 
