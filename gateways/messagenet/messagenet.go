@@ -49,30 +49,14 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem, each naming its setting.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	var errs []error
-	for _, req := range []struct{ name, v string }{{"username", c.Username}, {"password", c.Password}} {
-		if strings.TrimSpace(req.v) == "" {
-			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
-		}
-	}
-	if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
-		errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
-	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs := httpsend.Required(Medium, "username", c.Username, "password", c.Password)
+	errs = append(errs, httpsend.CheckEndpoint(Medium, c.Endpoint))
+	errs = append(errs, httpsend.CheckTimeout(Medium, c.Timeout))
 	return errors.Join(errs...)
 }
 
 // Options wire a Sender.
-type Options struct {
-	Config     Config
-	HTTPClient *http.Client        // nil: httpsend.NewClient
-	Templates  *gateways.Templates // alert.text, rollup.text; nil: built in
-	Location   *time.Location      // where event times are shown; nil: UTC
-	Log        *zap.Logger
-	Now        func() time.Time // wall clock for Retry-After dates; default time.Now
-}
+type Options = httpsend.Options[Config]
 
 // Sender lodges alerts as SMS with MessageNet; it implements gateways.Sender.
 type Sender struct {
@@ -88,7 +72,7 @@ func NewSender(o Options) (*Sender, error) {
 		return nil, err
 	}
 	cfg := o.Config.withDefaults()
-	return &Sender{cfg: cfg, Base: httpsend.NewBase("sms_sender", cfg.Timeout, o.HTTPClient, o.Templates, o.Location, o.Log, o.Now)}, nil
+	return &Sender{cfg: cfg, Base: o.Base("sms_sender", cfg.Timeout)}, nil
 }
 
 // PhoneNumber tidies an address: the spaces, dashes, dots and brackets people write in

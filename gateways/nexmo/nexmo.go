@@ -53,30 +53,14 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem, each naming its setting.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	var errs []error
-	for _, req := range []struct{ name, v string }{{"api_key", c.APIKey}, {"secret", c.Secret}, {"from", c.From}} {
-		if strings.TrimSpace(req.v) == "" {
-			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
-		}
-	}
-	if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
-		errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
-	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs := httpsend.Required(Medium, "api_key", c.APIKey, "secret", c.Secret, "from", c.From)
+	errs = append(errs, httpsend.CheckEndpoint(Medium, c.Endpoint))
+	errs = append(errs, httpsend.CheckTimeout(Medium, c.Timeout))
 	return errors.Join(errs...)
 }
 
 // Options wire a Sender.
-type Options struct {
-	Config     Config
-	HTTPClient *http.Client        // nil: httpsend.NewClient
-	Templates  *gateways.Templates // alert.text, rollup.text; nil: built in
-	Location   *time.Location      // where event times are shown; nil: UTC
-	Log        *zap.Logger
-	Now        func() time.Time // wall clock for Retry-After dates; default time.Now
-}
+type Options = httpsend.Options[Config]
 
 // Sender sends alerts as SMS through the Vonage SMS API; it implements gateways.Sender.
 type Sender struct {
@@ -92,7 +76,7 @@ func NewSender(o Options) (*Sender, error) {
 		return nil, err
 	}
 	cfg := o.Config.withDefaults()
-	return &Sender{cfg: cfg, Base: httpsend.NewBase("sms_nexmo_sender", cfg.Timeout, o.HTTPClient, o.Templates, o.Location, o.Log, o.Now)}, nil
+	return &Sender{cfg: cfg, Base: o.Base("sms_nexmo_sender", cfg.Timeout)}, nil
 }
 
 // PhoneNumber is an address as the SMS API wants it: the international number without "+"

@@ -69,9 +69,7 @@ func (c Config) Validate() error {
 	if c.IconEmoji != "none" && (len(c.IconEmoji) < 3 || !strings.HasPrefix(c.IconEmoji, ":") || !strings.HasSuffix(c.IconEmoji, ":")) {
 		errs = append(errs, fmt.Errorf("gateways.%s.icon_emoji must look like :ghost: (or be none), got %q", Medium, c.IconEmoji))
 	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs = append(errs, httpsend.CheckTimeout(Medium, c.Timeout))
 	return errors.Join(errs...)
 }
 
@@ -90,14 +88,7 @@ func webhookURL(s string) (*url.URL, error) {
 }
 
 // Options wire a Sender.
-type Options struct {
-	Config     Config
-	HTTPClient *http.Client        // nil: httpsend.NewClient
-	Templates  *gateways.Templates // alert.text, rollup.text; nil: built in
-	Location   *time.Location      // where event times are shown; nil: UTC
-	Log        *zap.Logger
-	Now        func() time.Time // wall clock for Retry-After dates; default time.Now
-}
+type Options = httpsend.Options[Config]
 
 // Sender posts alerts to Slack webhooks; it implements gateways.Sender: nil on 2xx,
 // gateways.Retryable for 429 (after Retry-After), 5xx and network errors, gateways.Permanent
@@ -115,7 +106,7 @@ func NewSender(o Options) (*Sender, error) {
 		return nil, err
 	}
 	cfg := o.Config.withDefaults()
-	return &Sender{cfg: cfg, Base: httpsend.NewBase("slack_sender", cfg.Timeout, o.HTTPClient, o.Templates, o.Location, o.Log, o.Now)}, nil
+	return &Sender{cfg: cfg, Base: o.Base("slack_sender", cfg.Timeout)}, nil
 }
 
 // Message is a Slack webhook message.

@@ -70,36 +70,19 @@ var region = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 // Validate reports every problem, each naming its setting.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	var errs []error
-	for _, req := range []struct{ name, v string }{{"access_key", c.AccessKey}, {"secret_key", c.SecretKey}} {
-		if strings.TrimSpace(req.v) == "" {
-			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
-		}
-	}
+	errs := httpsend.Required(Medium, "access_key", c.AccessKey, "secret_key", c.SecretKey)
 	if !region.MatchString(c.Region) {
 		errs = append(errs, fmt.Errorf("gateways.%s.region_name %q is not an AWS region (us-east-1, eu-west-2...)", Medium, c.Region))
 	}
 	if c.Endpoint != "" {
-		if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
-			errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
-		}
+		errs = append(errs, httpsend.CheckEndpoint(Medium, c.Endpoint))
 	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs = append(errs, httpsend.CheckTimeout(Medium, c.Timeout))
 	return errors.Join(errs...)
 }
 
 // Options wire a Sender.
-type Options struct {
-	Config     Config
-	HTTPClient *http.Client // nil: httpsend.NewClient
-	// Templates: alert_subject.text, alert.text, rollup_subject.text, rollup.text; nil: built in.
-	Templates *gateways.Templates
-	Location  *time.Location // where event times are shown; nil: UTC
-	Log       *zap.Logger
-	Now       func() time.Time // wall clock for Retry-After dates; default time.Now
-}
+type Options = httpsend.Options[Config]
 
 // Sender publishes alerts to SNS topics; it implements gateways.Sender: nil once SNS returned a
 // message id, gateways.Retryable for throttling (429 or a throttling error code, after
@@ -119,7 +102,7 @@ func NewSender(o Options) (*Sender, error) {
 		return nil, err
 	}
 	cfg := o.Config.withDefaults()
-	s := &Sender{cfg: cfg, Base: httpsend.NewBase("sns_sender", cfg.Timeout, o.HTTPClient, o.Templates, o.Location, o.Log, o.Now)}
+	s := &Sender{cfg: cfg, Base: o.Base("sns_sender", cfg.Timeout)}
 	opts := awssns.Options{
 		Region:      s.cfg.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(s.cfg.AccessKey, s.cfg.SecretKey, ""),

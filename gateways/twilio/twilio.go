@@ -53,36 +53,14 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem, each naming its setting.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	var errs []error
-	for _, req := range []struct{ name, v string }{
-		{"account_sid", c.AccountSID}, {"auth_token", c.AuthToken}, {"from", c.From},
-	} {
-		if strings.TrimSpace(req.v) == "" {
-			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
-		}
-	}
-	if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
-		errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
-	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs := httpsend.Required(Medium, "account_sid", c.AccountSID, "auth_token", c.AuthToken, "from", c.From)
+	errs = append(errs, httpsend.CheckEndpoint(Medium, c.Endpoint))
+	errs = append(errs, httpsend.CheckTimeout(Medium, c.Timeout))
 	return errors.Join(errs...)
 }
 
 // Options wire a Sender.
-type Options struct {
-	Config Config
-	// HTTPClient sends the requests; nil: httpsend.NewClient.
-	HTTPClient *http.Client
-	// Templates replace the built-in texts (alert.text, rollup.text); nil: built in.
-	Templates *gateways.Templates
-	// Location is where event times are shown; nil: UTC.
-	Location *time.Location
-	Log      *zap.Logger
-	// Now reads the wall clock (Retry-After dates); default time.Now.
-	Now func() time.Time
-}
+type Options = httpsend.Options[Config]
 
 // Sender sends alerts as SMS through Twilio. It implements gateways.Sender: nil once Twilio
 // accepted the message (201), gateways.Retryable for 429 (after Retry-After), 408, 5xx and
@@ -101,7 +79,7 @@ func NewSender(o Options) (*Sender, error) {
 		return nil, err
 	}
 	cfg := o.Config.withDefaults()
-	return &Sender{cfg: cfg, Base: httpsend.NewBase("sms_twilio_sender", cfg.Timeout, o.HTTPClient, o.Templates, o.Location, o.Log, o.Now)}, nil
+	return &Sender{cfg: cfg, Base: o.Base("sms_twilio_sender", cfg.Timeout)}, nil
 }
 
 // messagingService is a Messaging Service SID, sent as MessagingServiceSid instead of From.

@@ -64,10 +64,7 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem, each naming its setting.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	var errs []error
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs := []error{httpsend.CheckTimeout(Medium, c.Timeout)}
 	for _, h := range c.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/@?# ") || strings.Contains(strings.TrimPrefix(h, "*."), "*") {
 			errs = append(errs, fmt.Errorf("gateways.%s.allowed_hosts: %q is not a host name (host, host:port or *.domain)", Medium, h))
