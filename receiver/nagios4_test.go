@@ -299,7 +299,9 @@ func TestRealNagios4(t *testing.T) {
 	stats := NewNagiosStats(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- RunNagios(ctx, NagiosOptions{FIFO: fifo, Spool: spool, Stats: stats}, pub, zap.NewNop()) }()
+	go func() {
+		done <- RunNagios(ctx, NagiosOptions{FIFO: fifo, Spool: spool, Stats: stats}, pub, zap.NewNop())
+	}()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
