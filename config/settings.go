@@ -117,6 +117,13 @@ var Core = Table{
 	{Key: "http.base_url", Default: "", Usage: "URL prefix of the Location of resources the JSON API creates (empty = the URL the request came to)"},
 	{Key: "metrics.addr", Default: "", Usage: "address for /metrics when a single stage runs alone (empty = none; `server` uses http.addr)"},
 
+	{Key: "receiver.nagios.fifo", Default: "/var/lib/nagios4/flapjack.fifo", Usage: "named pipe `receiver nagios` reads Nagios perfdata from (created when missing; Debian's Nagios 4 keeps perfdata in /var/lib/nagios4; Flapjack 1.x: /var/cache/nagios3/event_stream.fifo)"},
+	{Key: "receiver.nagios.fifo_mode", Default: "0660", Usage: "octal mode of a pipe `receiver nagios` creates"},
+	{Key: "receiver.nagios.fifo_group", Default: "", Usage: "group (name or number) of a pipe `receiver nagios` creates, e.g. nagios (empty: the receiver's own)"},
+	{Key: "receiver.nagios.pipe_size", Kind: Int, Default: "1048576", Usage: "pipe buffer asked for at open, capped by /proc/sys/fs/pipe-max-size (Nagios drops a result that finds the pipe full)"},
+	{Key: "receiver.nagios.spool_dir", Default: "/var/spool/flapjack/nagios", Usage: "directory where `receiver nagios` spools events while Redis is away (drained in order when it returns)"},
+	{Key: "receiver.nagios.spool_max_bytes", Kind: Int, Default: "268435456", Usage: "bound of the Nagios spool (default: an hour of 10,000 services at one result a minute); when full the oldest events are dropped and counted"},
+
 	{Key: "gateways.retry.max_attempts", Kind: Int, Default: "6", Usage: "delivery attempts before an alert is dead-lettered to <medium>_notifications_failed"},
 	{Key: "gateways.retry.first_backoff", Kind: Duration, Default: "1s", Usage: "wait after the first failed attempt (doubles each time)"},
 	{Key: "gateways.retry.max_backoff", Kind: Duration, Default: "1m", Usage: "longest wait between attempts (a longer Retry-After is honoured)"},

@@ -22,26 +22,7 @@ func receiverCommand() *cli.Command {
 					return runStages(c, hooks{}, httpStages)
 				},
 			},
-			{
-				Name:  "nagios",
-				Usage: "read Nagios host and service perfdata lines from a named pipe (reopened at EOF)",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "fifo", Aliases: []string{"f"}, Value: "/var/cache/nagios3/event_stream.fifo", Usage: "the perfdata named pipe"}},
-				Action: func(c *cli.Context) error {
-					rt, err := setup(c)
-					if err != nil {
-						return err
-					}
-					defer rt.close()
-					if err := rt.connect(c.Context); err != nil {
-						return err
-					}
-					err = receiver.RunNagios(c.Context, receiver.NagiosOptions{FIFO: c.String("fifo")}, rt.publisher(), rt.log)
-					if err != nil {
-						return cli.Exit(err.Error(), 1)
-					}
-					return nil
-				},
-			},
+			nagiosCommand(),
 			{
 				Name:  "json",
 				Usage: "read events (one per line, concatenated, or an array) from --file or standard input",
