@@ -1,5 +1,10 @@
 package schema
 
+import (
+	"encoding/json"
+	"strconv"
+)
+
 // Explain is the per-check list of the last decisions of the executive and the notifier (added
 // by us; newest first, capped by executive.explain_entries), read by `flapjack explain`. id is
 // ENTITY:CHECK.
@@ -45,4 +50,46 @@ type ExplainMedium struct {
 	Medium  string `json:"medium"`
 	Alerted bool   `json:"alerted"`
 	Reason  string `json:"reason"`
+}
+
+// AppendJSON appends the entry as JSON, as encoding/json writes it, without reflection: the
+// executive writes one per event.
+func (e *ExplainEntry) AppendJSON(b []byte) []byte {
+	if len(e.Contacts) > 0 {
+		out, _ := json.Marshal(e)
+		return append(b, out...)
+	}
+	b = append(b, `{"time":`...)
+	b = strconv.AppendInt(b, e.Time, 10)
+	b = appendField(b, "stage", e.Stage, false)
+	b = appendField(b, "type", e.Type, false)
+	b = appendField(b, "state", e.State, true)
+	b = appendField(b, "verdict", e.Verdict, false)
+	b = appendField(b, "filter", e.Filter, true)
+	b = appendField(b, "reason", e.Reason, true)
+	if e.Until != 0 {
+		b = append(b, `,"until":`...)
+		b = strconv.AppendInt(b, e.Until, 10)
+	}
+	b = appendField(b, "notification", e.Notification, true)
+	b = appendField(b, "severity", e.Severity, true)
+	return append(b, '}')
+}
+
+func appendField(b []byte, name, value string, omitEmpty bool) []byte {
+	if omitEmpty && value == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(value) // escapes as encoding/json does (HTML-safe)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, value...)
+	return append(b, '"')
 }
