@@ -28,16 +28,16 @@ executive.explain_entries decisions are kept per check.`,
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
 		},
 		Action: oneShot(func(c *cli.Context, rt *runtime) error {
-			id := c.Args().First()
-			if _, _, ok := schema.SplitCheckID(id); !ok || c.NArg() != 1 {
-				return usageError("explain needs one ENTITY:CHECK argument")
+			id, opts, err := explainArgs(c)
+			if err != nil {
+				return err
 			}
-			format := c.String("format")
+			format := opts["format"]
 			if format != "text" && format != "json" {
 				return usageError("--format: %q is not text or json", format)
 			}
 			var since int64
-			if s := c.String("since"); s != "" {
+			if s := opts["since"]; s != "" {
 				d, err := humantime.Parse(s)
 				if err != nil {
 					return usageError("--since: %v", err)
@@ -71,4 +71,34 @@ executive.explain_entries decisions are kept per check.`,
 			return nil
 		}),
 	}
+}
+
+// explainArgs reads ENTITY:CHECK and the flags, which may also follow it (the command line reads
+// "explain ENTITY:CHECK --since 2h"; flag parsing stops at the first argument).
+func explainArgs(c *cli.Context) (string, map[string]string, error) {
+	opts := map[string]string{"since": c.String("since"), "format": c.String("format")}
+	var rest []string
+	args := c.Args().Slice()
+	for i := 0; i < len(args); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if _, known := opts[name]; !known || !strings.HasPrefix(args[i], "-") {
+			rest = append(rest, args[i])
+			continue
+		}
+		if !hasValue {
+			if i+1 == len(args) {
+				return "", nil, usageError("--%s needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		opts[name] = value
+	}
+	if len(rest) != 1 {
+		return "", nil, usageError("explain needs one ENTITY:CHECK argument")
+	}
+	if _, _, ok := schema.SplitCheckID(rest[0]); !ok {
+		return "", nil, usageError("%q is not ENTITY:CHECK", rest[0])
+	}
+	return rest[0], opts, nil
 }

@@ -87,7 +87,7 @@ func printRulesAnswer(w io.Writer, a notifier.RulesAnswer) {
 		fmt.Fprintf(w, "  nothing is sent: %s\n", a.Contact.Reason)
 	}
 	for _, m := range a.Contact.Media {
-		verdict := "held back"
+		verdict := "no"
 		if m.Alerted {
 			verdict = "ALERT"
 		}
