@@ -127,7 +127,11 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 	if out.verdict == VerdictNewCheck {
 		out.until = view.scheduled.End
 	}
-	d.explain(ev, f.ID, &out, now)
+	// An ok result for a check that was ok decides nothing: most events are such, and recording
+	// them would cost every event a write and push the decisions worth reading off the list.
+	if !(ev.IsOK() && view.previousState == schema.StateOK && out.filter == "ok") {
+		d.explain(ev, f.ID, &out, now)
+	}
 	return out
 }
 
