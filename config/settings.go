@@ -96,6 +96,7 @@ var Core = Table{
 	{Key: "executive.rejected_events_maxage", Kind: Duration, Default: "7 days", Usage: "expiry of events_rejected:YYYYMMDDHH (rejected raw events and their reasons)"},
 	{Key: "executive.max_future_skew", Kind: Duration, Default: "5m", Usage: "an event time further in the future than this is not trusted for ordering"},
 	{Key: "executive.batch_size", Kind: Int, Default: "256", Usage: "events claimed per batch"},
+	{Key: "executive.explain_entries", Kind: Int, Default: "50", Usage: "decisions of the executive and the notifier kept per check in explain:ENTITY:CHECK for `flapjack explain` (0 = none)"},
 
 	{Key: "notifier.enabled", Kind: Bool, Default: "true", Usage: "run the notifier in `server`"},
 	{Key: "notifier.queue", Default: "notifications", Usage: "list the executive pushes notifications onto and the notifier takes them from"},
