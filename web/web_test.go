@@ -313,8 +313,7 @@ func TestScheduledMaintenanceAndDecommission(t *testing.T) {
 	c := f.client(t, true)
 	path := "/scheduled_maintenances/web-01.example.com/HTTP"
 	tok := c.token(checkPath)
-	// 11:30 in a viewer's timezone two hours ahead of UTC (getTimezoneOffset -120) is 09:30 UTC... t0 is 10:00 UTC, so
-	// use 14:30 there: 12:30 UTC.
+	// 14:30 for a viewer two hours ahead of UTC (getTimezoneOffset -120) is 12:30 UTC.
 	code, body, _ := c.do("POST", path, url.Values{"csrf_token": {tok}, "start_time": {"2026-01-05T14:30"}, "tz_offset": {"-120"},
 		"duration": {"90 minutes"}, "summary": {"upgrade"}})
 	if code != http.StatusSeeOther {
