@@ -12,7 +12,7 @@ FUZZ_TARGETS := ./schema:FuzzParseEvent ./internal/humantime:FuzzParse ./receive
 	./receiver:FuzzRunJSON ./notifier/timerestriction:FuzzParse \
 	./notifier/timerestriction:FuzzRRule ./gateways/jabber:FuzzParseCommand
 
-.PHONY: build run test test-deps lint bench fuzz clean
+.PHONY: build run test test-deps lint bench fuzz clean screenshots
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flapjack
@@ -29,6 +29,10 @@ test: test-deps
 	@echo "executive, notifier, replay and queue again on the embedded Redis of make run"
 	FLAPJACK_TEST_REDIS=embedded $(GO) test -count=1 -timeout 10m ./executive ./notifier ./queue ./model ./retention
 	@$(MAKE) --no-print-directory fuzz
+
+# the web UI's browser test (headless Chromium), saving its screenshots for the README
+screenshots: test-deps
+	FLAPJACK_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser$$' ./web/
 
 fuzz:
 	@GO="$(GO)" FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh $(FUZZ_TARGETS)

@@ -116,6 +116,13 @@ var Core = Table{
 	{Key: "http.read_token", Default: "", Usage: "bearer token allowing JSON API reads only (with http.token set, reads need one of the two)", Secret: true},
 	{Key: "http.cors_origins", Kind: List, Usage: "origins whose browsers may call the JSON API (`*` = any); empty = no CORS headers"},
 	{Key: "http.base_url", Default: "", Usage: "URL prefix of the Location of resources the JSON API creates (empty = the URL the request came to)"},
+	{Key: "web.enabled", Kind: Bool, Default: "true", Usage: "serve the web UI on web.addr in `server` (`flapjack web` serves it alone)"},
+	{Key: "web.addr", Default: "127.0.0.1:3080", Usage: "address of the web UI; off loopback every page needs a login (web.users or web.auth_header)"},
+	{Key: "web.auto_refresh", Kind: Duration, Default: "120s", Usage: "how often the web UI's pages reload themselves (0 = never)"},
+	{Key: "web.base_url", Default: "/", Usage: "URL prefix of every web UI link and form, when a reverse proxy serves it under a path"},
+	{Key: "web.logo_image_path", Default: "", Usage: "image file shown as the web UI's logo (empty = none)"},
+	{Key: "web.users", Kind: List, Usage: "web UI logins (HTTP Basic) as name:bcrypt-hash; actions need a login even on loopback", Secret: true},
+	{Key: "web.auth_header", Default: "", Usage: "request header holding the user name set by a trusted reverse proxy (SSO); empty = none"},
 	{Key: "metrics.addr", Default: "", Usage: "address for /metrics when a single stage runs alone (empty = none; `server` uses http.addr)"},
 
 	{Key: "receiver.nagios.fifo", Default: "/var/lib/nagios4/flapjack.fifo", Usage: "named pipe `receiver nagios` reads Nagios perfdata from (created when missing; Debian's Nagios 4 keeps perfdata in /var/lib/nagios4; Flapjack 1.x: /var/cache/nagios3/event_stream.fifo)"},

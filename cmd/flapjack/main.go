@@ -55,6 +55,7 @@ name: see ` + "`flapjack help settings`" + ` and etc/flapjack.yaml.example.`,
 		EnableBashCompletion: true,
 		Commands: []*cli.Command{
 			serverCommand(),
+			webCommand(),
 			executiveCommand(),
 			notifierCommand(),
 			apiCommand(),

@@ -34,7 +34,7 @@ func flapjack(t *testing.T, env []string, stdin string, args ...string) (stdout,
 func TestEmbeddedServerShowsASimulatedAlert(t *testing.T) {
 	t.Parallel()
 	srv := testbinary.Start(t, []string{"FLAPJACK_REDIS_EMBEDDED=always", "FLAPJACK_HTTP_ADDR=" + testbinary.FreeAddr(t),
-		"FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=2s"}, "server")
+		"FLAPJACK_WEB_ADDR=" + testbinary.FreeAddr(t), "FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=2s"}, "server")
 	addr := srv.WaitMatch(t, true, regexp.MustCompile(`Redis at (127\.0\.0\.1:\d+)\. NOTHING IS PERSISTED`), 10*time.Second)[1]
 	out, errOut, code := flapjack(t, []string{"FLAPJACK_REDIS_URL=redis://" + addr + "/0"}, "",
 		"simulate", "fail", "--entity", "web-01", "--check", "HTTP", "--interval", "1s", "--duration", "3s")
@@ -63,7 +63,7 @@ func TestGracefulShutdownLeavesNothingClaimed(t *testing.T) {
 		conn.Receive()
 	}
 	srv := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + testbinary.FreeAddr(t),
-		"FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=0"}, "server")
+		"FLAPJACK_WEB_ADDR=" + testbinary.FreeAddr(t), "FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=0"}, "server")
 	srv.WaitMatch(t, true, regexp.MustCompile(`notification generated`), 20*time.Second)
 	if code := srv.Stop(t); code != 0 {
 		t.Fatalf("exit %d", code)
@@ -89,7 +89,8 @@ func TestMetricsAreValidAndMove(t *testing.T) {
 	}
 	db := testredis.New(t)
 	addr := testbinary.FreeAddr(t)
-	srv := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr}, "server")
+	srv := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr,
+		"FLAPJACK_WEB_ADDR=" + testbinary.FreeAddr(t)}, "server")
 	srv.WaitMatch(t, true, regexp.MustCompile(`HTTP listening`), 10*time.Second)
 	scrape := func() string {
 		resp, err := http.Get("http://" + addr + "/metrics")

@@ -194,7 +194,7 @@ func runReadmeServer(t *testing.T, root string, server, beside []*readmeLine) {
 	args := strings.Fields(server[0].text)[1:]
 	addr := testbinary.FreeAddr(t)
 	srv := testbinary.Start(t, []string{"FLAPJACK_REDIS_EMBEDDED=always", "FLAPJACK_HTTP_ADDR=" + addr,
-		"FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=0"}, args...)
+		"FLAPJACK_WEB_ADDR=" + testbinary.FreeAddr(t), "FLAPJACK_EXECUTIVE_INITIAL_FAILURE_DELAY=0"}, args...)
 	waitReady(t, srv, addr)
 	// The banner's commands, as printed: they name the embedded Redis's URL.
 	url := srv.WaitMatch(t, true, regexp.MustCompile(`--redis-url (\S+)`), readmeTimeout)[1]

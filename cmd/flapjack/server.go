@@ -19,8 +19,8 @@ import (
 func serverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "server",
-		Usage: "run everything in one process: executive, notifier, enabled gateways, retention and the HTTP listener",
-		Description: `Each stage has a switch (executive.enabled, notifier.enabled, retention.enabled, http.enabled,
+		Usage: "run everything in one process: executive, notifier, enabled gateways, retention, the HTTP listener and the web UI",
+		Description: `Each stage has a switch (executive.enabled, notifier.enabled, retention.enabled, http.enabled, web.enabled,
 gateways.<name>.enabled); the log says which stages run, and a server with none refuses to start.
 
 With no redis.url (nor Sentinel) configured and no Redis answering at 127.0.0.1:6379, an
@@ -66,6 +66,18 @@ func apiCommand() *cli.Command {
 load balancer, apart from the executives (see the README's deployment shapes).`,
 		Action: func(c *cli.Context) error {
 			return runStages(c, hooks{}, httpStages)
+		},
+	}
+}
+
+func webCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "web",
+		Usage: "serve the web UI on web.addr alone (pages of checks, entities, contacts; acknowledge, maintenance)",
+		Description: `Reads without a login only from loopback; elsewhere, and for every action, a web.users login
+(HTTP Basic) or the user a trusted reverse proxy names in web.auth_header. See the README's Web UI.`,
+		Action: func(c *cli.Context) error {
+			return runStages(c, hooks{}, webStages)
 		},
 	}
 }

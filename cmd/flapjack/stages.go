@@ -24,6 +24,7 @@ import (
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/retention"
 	"github.com/flapjackgo/flapjack/status"
+	"github.com/flapjackgo/flapjack/web"
 )
 
 // shutdownGrace bounds how long stages get to finish their in-flight work after SIGTERM.
@@ -132,6 +133,21 @@ func httpStages(p *process) ([]lifecycle.Stage, error) {
 	return []lifecycle.Stage{{Name: httpStage, Run: func(ctx context.Context) error { return api.Serve(ctx, o) }}}, nil
 }
 
+const webStage = "web"
+
+// webStages serve the web UI on web.addr.
+func webStages(p *process) ([]lifecycle.Stage, error) {
+	v := p.values
+	o := web.Options{Addr: v.String("web.addr"), Pool: p.pool, Keys: p.keys, Events: p.publisher(), Clock: p.clock,
+		Log: p.log.With(zap.String("stage", webStage)), Status: p.statusOptions(), AutoRefresh: v.Duration("web.auto_refresh"),
+		BaseURL: v.String("web.base_url"), LogoPath: v.String("web.logo_image_path"), Users: v.List("web.users"),
+		AuthHeader: v.String("web.auth_header")}
+	if err := o.Validate(); err != nil {
+		return nil, settingsError(err)
+	}
+	return []lifecycle.Stage{{Name: webStage, Run: func(ctx context.Context) error { return web.Serve(ctx, o) }}}, nil
+}
+
 // processRecord keeps this process's record (process_instance:HOST:PID, with the names of its
 // stages) alive while it runs, so `status` lists every process and what it runs.
 func processRecord(p *process, names []string) lifecycle.Stage {
@@ -162,6 +178,9 @@ func serverStages(p *process) ([]lifecycle.Stage, error) {
 	if v.Bool("http.enabled") {
 		builders = append(builders, httpStages)
 	}
+	if v.Bool("web.enabled") {
+		builders = append(builders, webStages)
+	}
 	var stages []lifecycle.Stage
 	for _, build := range builders {
 		s, err := build(p)
@@ -175,7 +194,7 @@ func serverStages(p *process) ([]lifecycle.Stage, error) {
 
 // stageSwitches are the settings that switch `server`'s stages on and off.
 func stageSwitches() []string {
-	out := []string{"executive.enabled", "notifier.enabled", "retention.enabled", "http.enabled"}
+	out := []string{"executive.enabled", "notifier.enabled", "retention.enabled", "http.enabled", "web.enabled"}
 	for _, m := range media.WithGateway() {
 		out = append(out, gateways.EnabledSetting(m.Name))
 	}

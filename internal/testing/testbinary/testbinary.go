@@ -112,7 +112,9 @@ func Main(m *testing.M, after ...func()) {
 // cleanEnv is the test's environment without FLAPJACK_* variables of the developer's shell, so
 // that only what a test sets configures the program.
 func cleanEnv() []string {
-	var env []string
+	// Test packages run in parallel: the web UI of every `server` a test starts listens on a
+	// port of its own unless the test names one (a later entry of the same variable wins).
+	env := []string{"FLAPJACK_WEB_ADDR=127.0.0.1:0"}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "FLAPJACK_") {
 			env = append(env, kv)

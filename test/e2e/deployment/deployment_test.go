@@ -168,7 +168,7 @@ func TestNothingConsumesWhereNoExecutiveRuns(t *testing.T) {
 		log  string
 	}{
 		{"api", []string{"api"}, `"stages": ["http"]`},
-		{"server without executive", []string{"server", "--executive-enabled=false"}, `"stages": ["retention", "notifier", "log gateway", "http"]`},
+		{"server without executive", []string{"server", "--executive-enabled=false"}, `"stages": ["retention", "notifier", "log gateway", "http", "web"]`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -177,7 +177,8 @@ func TestNothingConsumesWhereNoExecutiveRuns(t *testing.T) {
 				db.Do(t, "LPUSH", "events", fmt.Sprintf(`{"entity":"e","check":"c%d","type":"service","state":"ok"}`, i))
 			}
 			addr := testbinary.FreeAddr(t)
-			p := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr}, c.args...)
+			p := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr,
+				"FLAPJACK_WEB_ADDR=" + testbinary.FreeAddr(t)}, c.args...)
 			p.WaitLine(t, 10*time.Second, c.log)
 			waitReady(t, addr)
 			time.Sleep(1500 * time.Millisecond)
@@ -195,7 +196,7 @@ func TestServerWithEveryStageOffRefusesToStart(t *testing.T) {
 	db := testredis.New(t)
 	env := []string{"FLAPJACK_REDIS_URL=" + db.URL()}
 	_, stderr, code := testbinary.Run(t, env, "", 20*time.Second, "server", "--executive-enabled=false",
-		"--notifier-enabled=false", "--retention-enabled=false", "--http-enabled=false", "--gateways-log-enabled=false")
+		"--notifier-enabled=false", "--retention-enabled=false", "--http-enabled=false", "--web-enabled=false", "--gateways-log-enabled=false")
 	if code != 2 || !strings.Contains(stderr, "nothing to run") || !strings.Contains(stderr, "executive.enabled") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -274,6 +275,7 @@ func TestSystemdUnitsStartAsWritten(t *testing.T) {
 			host, port, _ := strings.Cut(closed, ":")
 			env := []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_REDIS_SENTINEL_ADDRS=", "FLAPJACK_REDIS_SENTINEL_MASTER=",
 				"FLAPJACK_HTTP_ADDR=" + testbinary.FreeAddr(t), "FLAPJACK_METRICS_ADDR=" + testbinary.FreeAddr(t),
+				"FLAPJACK_WEB_ADDR=" + testbinary.FreeAddr(t),
 				"FLAPJACK_GATEWAYS_JABBER_SERVER=" + host, "FLAPJACK_GATEWAYS_JABBER_PORT=" + port,
 				"FLAPJACK_GATEWAYS_JABBER_TLS=plain", "FLAPJACK_GATEWAYS_JABBER_ALLOW_PLAINTEXT=true"}
 			p := testbinary.Start(t, env, args...)

@@ -1,0 +1,167 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/flapjackgo/flapjack/internal/humantime"
+	"github.com/flapjackgo/flapjack/status"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+func staticHandler() http.Handler {
+	sub, _ := fs.Sub(staticFS, "static")
+	return http.FileServer(http.FS(sub))
+}
+
+// pages holds one template set per page, each the layout plus the page's "content".
+type pages map[string]*template.Template
+
+var funcs = template.FuncMap{
+	"ago": func(now time.Time, unix int64) string {
+		if unix <= 0 {
+			return "never"
+		}
+		return status.Compact(now.Sub(time.Unix(unix, 0))) + " ago"
+	},
+	"until": func(now time.Time, unix int64) string {
+		return "in " + status.Compact(time.Unix(unix, 0).Sub(now))
+	},
+	"abs": func(unix int64) string {
+		if unix <= 0 {
+			return ""
+		}
+		return time.Unix(unix, 0).UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+	"iso": func(unix int64) string { return time.Unix(unix, 0).UTC().Format(time.RFC3339) },
+	"words": func(seconds int64) string {
+		return humantime.Words(time.Duration(seconds) * time.Second)
+	},
+	"cut": func(s string, n int) string {
+		s = strings.Join(strings.Fields(s), " ")
+		if utf8.RuneCountInString(s) <= n {
+			return s
+		}
+		r := []rune(s)
+		return string(r[:n]) + "…"
+	},
+	"stateClass": func(state string) string {
+		switch state {
+		case "ok", "up":
+			return "ok"
+		case "warning":
+			return "warning"
+		case "critical", "down":
+			return "critical"
+		case "unknown":
+			return "unknown"
+		}
+		return "none"
+	},
+	"stateText": func(state string) string {
+		if state == "" {
+			return "no state"
+		}
+		return state
+	},
+	"seg": url.PathEscape,
+	"dict": func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	},
+	"deref": func(p *int64) int64 { return *p },
+	"add":   func(a, b int64) int64 { return a + b },
+	"join": func(v []string) string {
+		return strings.Join(v, ", ")
+	},
+}
+
+func parsePages() (pages, error) {
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	out := pages{}
+	for _, n := range names {
+		if path.Base(n) == "layout.html" {
+			continue
+		}
+		t, err := template.Must(layout.Clone()).ParseFS(templateFS, n)
+		if err != nil {
+			return nil, err
+		}
+		out[strings.TrimSuffix(path.Base(n), ".html")] = t
+	}
+	return out, nil
+}
+
+func (p pages) render(w http.ResponseWriter, name string, data frame) error {
+	t, ok := p[name]
+	if !ok {
+		return fmt.Errorf("no template %q", name)
+	}
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, "layout.html", data); err != nil {
+		return err
+	}
+	_, err := b.WriteTo(w)
+	return err
+}
+
+// frame is what the layout needs around a page's data.
+type frame struct {
+	Title   string
+	Nav     string
+	Base    string
+	Refresh int
+	User    string
+	CSRF    string
+	Flash   string
+	Logo    string
+	Now     time.Time
+	Data    any
+}
+
+// frame builds the layout's data; the CSRF token and flash are filled by page.
+func (s *server) frame(r *http.Request, nav, title string, data any) frame {
+	f := frame{Title: title, Nav: nav, Base: s.base, Now: s.clk.Now(), Data: data, User: s.user(r)}
+	if s.o.LogoPath != "" {
+		f.Logo = s.base + "img/branding" + path.Ext(s.o.LogoPath)
+	}
+	return f
+}
+
+// page renders a read page with the token for its forms, the pending flash and, when refresh
+// is set, the meta refresh.
+func (s *server) page(w http.ResponseWriter, r *http.Request, name, nav, title string, refresh bool, data any) error {
+	f := s.frame(r, nav, title, data)
+	f.CSRF = s.csrfToken(w, r)
+	f.Flash = s.takeFlash(w, r)
+	if refresh && s.o.AutoRefresh > 0 {
+		f.Refresh = int(s.o.AutoRefresh / time.Second)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	return s.pages.render(w, name, f)
+}
