@@ -122,6 +122,7 @@ var Core = Table{
 	{Key: "web.base_url", Default: "/", Usage: "URL prefix of every web UI link and form, when a reverse proxy serves it under a path"},
 	{Key: "web.logo_image_path", Default: "", Usage: "image file shown as the web UI's logo (empty = none)"},
 	{Key: "web.users", Kind: List, Usage: "web UI logins (HTTP Basic) as name:bcrypt-hash; actions need a login even on loopback", Secret: true},
+	{Key: "web.csrf_key", Default: "", Usage: "key signing the web UI's CSRF tokens: set the same on every web process behind one load balancer, so a form served by one is accepted by another (empty: a random key per process; forms open across a restart need a reload)", Secret: true},
 	{Key: "web.auth_header", Default: "", Usage: "request header holding the user name set by a trusted reverse proxy (SSO); empty = none"},
 	{Key: "metrics.addr", Default: "", Usage: "address for /metrics when a single stage runs alone (empty = none; `server` uses http.addr)"},
 

@@ -526,3 +526,31 @@ func TestParseStart(t *testing.T) {
 		t.Error("someday parsed")
 	}
 }
+
+// TestSharedCSRFKeyAcrossProcesses: web processes behind one load balancer accept each other's
+// forms when they share web.csrf_key, and only then.
+func TestSharedCSRFKeyAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ack := "/acknowledgements/web-01.example.com/HTTP"
+	for _, c := range []struct {
+		name   string
+		keyA   []byte
+		keyB   []byte
+		status int
+	}{
+		{"shared key", []byte("one key for all"), []byte("one key for all"), http.StatusSeeOther},
+		{"a random key each", nil, nil, http.StatusForbidden},
+	} {
+		a, b := f.opts, f.opts
+		a.CSRFKey, b.CSRFKey = c.keyA, c.keyB
+		srvA, srvB := f.serve(t, a), f.serve(t, b)
+		cl := f.client(t, true)
+		cl.base = srvA.URL
+		tok := cl.token(checkPath)
+		cl.base = srvB.URL
+		if code, _, _ := cl.do("POST", ack, url.Values{"csrf_token": {tok}}); code != c.status {
+			t.Errorf("%s: a form of one process posted to another: %d, want %d", c.name, code, c.status)
+		}
+	}
+}

@@ -142,6 +142,9 @@ func webStages(p *process) ([]lifecycle.Stage, error) {
 		Log: p.log.With(zap.String("stage", webStage)), Status: p.statusOptions(), AutoRefresh: v.Duration("web.auto_refresh"),
 		BaseURL: v.String("web.base_url"), LogoPath: v.String("web.logo_image_path"), Users: v.List("web.users"),
 		AuthHeader: v.String("web.auth_header")}
+	if key := v.String("web.csrf_key"); key != "" {
+		o.CSRFKey = []byte(key)
+	}
 	if err := o.Validate(); err != nil {
 		return nil, settingsError(err)
 	}
