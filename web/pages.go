@@ -224,19 +224,22 @@ func (s *server) entity(w http.ResponseWriter, r *http.Request) error {
 // checkData is the check page.
 type checkData struct {
 	model.ReportStatus
-	Entity, Check        string
-	Details, Perfdata    string
-	LastUpdate           int64
-	InitialFailureDelay  string
-	RepeatFailureDelay   string
-	Tags                 []string
-	Current              []model.MaintenanceWindow
-	Upcoming             []model.MaintenanceWindow
-	Past                 []model.MaintenanceWindow
-	Acks                 []model.MaintenanceWindow
-	History              []model.StateRecord
-	Notifications        []notificationLine
-	Contacts             []model.Contact
+	Entity, Check       string
+	Details, Perfdata   string
+	LastUpdate          int64
+	InitialFailureDelay string
+	RepeatFailureDelay  string
+	Tags                []string
+	Current             []model.MaintenanceWindow
+	Upcoming            []model.MaintenanceWindow
+	Past                []model.MaintenanceWindow
+	Acks                []model.MaintenanceWindow
+	History             []model.StateRecord
+	Notifications       []notificationLine
+	Contacts            []model.Contact
+	// Explain is the executive's and the notifier's last decisions about the check (`flapjack
+	// explain`), newest first, each in sentences.
+	Explain              [][]string
 	AckDuration          string
 	MaintenanceStartHint string
 }
@@ -309,6 +312,13 @@ func (s *server) check(w http.ResponseWriter, r *http.Request) error {
 		}
 		for _, k := range model.NotificationKinds {
 			d.Notifications = append(d.Notifications, notificationLine{Kind: k, At: sent[k]})
+		}
+		decisions, err := model.ReadExplain(conn, s.o.Keys, ref.ID(), 0)
+		if err != nil {
+			return err
+		}
+		for _, e := range lastN(decisions, 20) {
+			d.Explain = append(d.Explain, model.ExplainLines(e, time.UTC))
 		}
 		ids, err := model.ContactIDsFor(conn, s.o.Keys, entity, checkName)
 		if err != nil {
