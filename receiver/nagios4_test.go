@@ -285,9 +285,6 @@ func (c *collector) waitRound(round string, count int, timeout time.Duration) {
 
 // TestRealNagios4 runs Debian's nagios4 against RunNagios and a real Redis.
 func TestRealNagios4(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a real Nagios 4")
-	}
 	srv := testredis.StartServer(t)
 	db := srv.NewDB(t)
 	pub := events.NewPublisher(db.Pool, schema.NewKeys(""), "")
