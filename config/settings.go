@@ -117,6 +117,11 @@ var Core = Table{
 	{Key: "http.base_url", Default: "", Usage: "URL prefix of the Location of resources the JSON API creates (empty = the URL the request came to)"},
 	{Key: "metrics.addr", Default: "", Usage: "address for /metrics when a single stage runs alone (empty = none; `server` uses http.addr)"},
 
+	{Key: "receiver.sensu.enabled", Kind: Bool, Default: "false", Usage: "run the Sensu TCP receiver (receiver.sensu.listen) in `server`; `flapjack receiver sensu` runs it alone"},
+	{Key: "receiver.sensu.listen", Default: "127.0.0.1:3031", Usage: "address the Sensu receiver accepts Sensu Go TCP handler connections on (one JSON event per connection)"},
+	{Key: "receiver.sensu.spool_dir", Default: "/var/tmp/flapjack-sensu-spool", Usage: "directory Sensu events are kept in while Redis is unavailable (the TCP receiver and `receiver json --sensu`), delivered in order when it answers again"},
+	{Key: "receiver.sensu.spool_max_bytes", Kind: Int, Default: "67108864", Usage: "largest size of receiver.sensu.spool_dir; when full the oldest events are dropped, each logged"},
+
 	{Key: "gateways.retry.max_attempts", Kind: Int, Default: "6", Usage: "delivery attempts before an alert is dead-lettered to <medium>_notifications_failed"},
 	{Key: "gateways.retry.first_backoff", Kind: Duration, Default: "1s", Usage: "wait after the first failed attempt (doubles each time)"},
 	{Key: "gateways.retry.max_backoff", Kind: Duration, Default: "1m", Usage: "longest wait between attempts (a longer Retry-After is honoured)"},

@@ -228,4 +228,3 @@ func (e *SpoolingEnqueuer) DrainEvery(ctx context.Context, interval time.Duratio
 		e.mu.Unlock()
 	}
 }
-
