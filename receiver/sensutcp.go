@@ -82,6 +82,9 @@ func ServeSensu(ctx context.Context, opts SensuOptions, enq Enqueuer, log *zap.L
 			defer wg.Done()
 			defer conn.Close()
 			_ = conn.SetReadDeadline(time.Now().Add(sensuReadTimeout))
+			// At shutdown a connection still open stops waiting; what it sent is handled.
+			stopConn := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Now()) })
+			defer stopConn()
 			clog := log.With(zap.String("remote", conn.RemoteAddr().String()))
 			rep, err := RunJSON(context.WithoutCancel(ctx), conn, JSONOptions{Sensu: true, OnReject: opts.OnReject}, enq, clog)
 			if err != nil {
