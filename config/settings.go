@@ -96,6 +96,7 @@ var Core = Table{
 	{Key: "executive.rejected_events_maxage", Kind: Duration, Default: "7 days", Usage: "expiry of events_rejected:YYYYMMDDHH (rejected raw events and their reasons)"},
 	{Key: "executive.max_future_skew", Kind: Duration, Default: "5m", Usage: "an event time further in the future than this is not trusted for ordering"},
 	{Key: "executive.batch_size", Kind: Int, Default: "256", Usage: "events claimed per batch"},
+	{Key: "executive.explain_entries", Kind: Int, Default: "50", Usage: "decisions of the executive and the notifier kept per check in explain:ENTITY:CHECK for `flapjack explain` (0 = none)"},
 
 	{Key: "notifier.enabled", Kind: Bool, Default: "true", Usage: "run the notifier in `server`"},
 	{Key: "notifier.queue", Default: "notifications", Usage: "list the executive pushes notifications onto and the notifier takes them from"},
@@ -117,10 +118,16 @@ var Core = Table{
 	{Key: "http.base_url", Default: "", Usage: "URL prefix of the Location of resources the JSON API creates (empty = the URL the request came to)"},
 	{Key: "metrics.addr", Default: "", Usage: "address for /metrics when a single stage runs alone (empty = none; `server` uses http.addr)"},
 
+	{Key: "receiver.nagios.fifo", Default: "/var/lib/nagios4/flapjack.fifo", Usage: "named pipe `receiver nagios` reads Nagios perfdata from (created when missing; Debian's Nagios 4 keeps perfdata in /var/lib/nagios4; Flapjack 1.x: /var/cache/nagios3/event_stream.fifo)"},
+	{Key: "receiver.nagios.fifo_mode", Default: "0660", Usage: "octal mode of a pipe `receiver nagios` creates"},
+	{Key: "receiver.nagios.fifo_group", Default: "", Usage: "group (name or number) of a pipe `receiver nagios` creates, e.g. nagios (empty: the receiver's own)"},
+	{Key: "receiver.nagios.pipe_size", Kind: Int, Default: "1048576", Usage: "pipe buffer asked for at open, capped by /proc/sys/fs/pipe-max-size (Nagios drops a result that finds the pipe full)"},
+	{Key: "receiver.nagios.spool_dir", Default: "/var/spool/flapjack/nagios", Usage: "directory where `receiver nagios` spools events while Redis is away (drained in order when it returns)"},
+	{Key: "receiver.nagios.spool_max_bytes", Kind: Int, Default: "268435456", Usage: "bound of the Nagios spool (default: an hour of 10,000 services at one result a minute); when full the oldest events are dropped and counted"},
 	{Key: "receiver.sensu.enabled", Kind: Bool, Default: "false", Usage: "run the Sensu TCP receiver (receiver.sensu.listen) in `server`; `flapjack receiver sensu` runs it alone"},
 	{Key: "receiver.sensu.listen", Default: "127.0.0.1:3031", Usage: "address the Sensu receiver accepts Sensu Go TCP handler connections on (one JSON event per connection)"},
 	{Key: "receiver.sensu.spool_dir", Default: "/var/tmp/flapjack-sensu-spool", Usage: "directory Sensu events are kept in while Redis is unavailable (the TCP receiver and `receiver json --sensu`), delivered in order when it answers again"},
-	{Key: "receiver.sensu.spool_max_bytes", Kind: Int, Default: "67108864", Usage: "largest size of receiver.sensu.spool_dir; when full the oldest events are dropped, each logged"},
+	{Key: "receiver.sensu.spool_max_bytes", Kind: Int, Default: "67108864", Usage: "largest size of receiver.sensu.spool_dir; when full the oldest events are dropped (a sixteenth of it at a time), counted and logged"},
 
 	{Key: "gateways.retry.max_attempts", Kind: Int, Default: "6", Usage: "delivery attempts before an alert is dead-lettered to <medium>_notifications_failed"},
 	{Key: "gateways.retry.first_backoff", Kind: Duration, Default: "1s", Usage: "wait after the first failed attempt (doubles each time)"},

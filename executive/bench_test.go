@@ -14,10 +14,20 @@ import (
 
 // BenchmarkExecutive measures events/s through the real executive on a local redis-server:
 // 10,000 checks, 5% of them failing.
-func BenchmarkExecutive(b *testing.B) {
+func BenchmarkExecutive(b *testing.B) { benchmarkExecutive(b, DefaultConfig()) }
+
+// BenchmarkExecutiveNoExplain is the same with executive.explain_entries 0: the cost of the
+// explain list is the difference.
+func BenchmarkExecutiveNoExplain(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.ExplainEntries = 0
+	benchmarkExecutive(b, cfg)
+}
+
+func benchmarkExecutive(b *testing.B, cfg Config) {
 	db := testredis.New(b)
 	keys := schema.NewKeys("")
-	x := New(Options{Pool: db.Pool, Keys: keys, Config: DefaultConfig(), Clock: clock.Real{},
+	x := New(Options{Pool: db.Pool, Keys: keys, Config: cfg, Clock: clock.Real{},
 		Identity: queue.Identity{Host: "bench", PID: 1}, Version: "bench"})
 	if _, err := x.Loop(false).Open(context.Background()); err != nil {
 		b.Fatal(err)

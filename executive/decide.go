@@ -35,7 +35,8 @@ type decision struct {
 	verdict      string
 	filter       string // the blocking filter, for VerdictBlocked
 	reason       string
-	touched      bool // the check is current now (batch-level index writes)
+	touched      bool  // the check is current now (batch-level index writes)
+	until        int64 // end of the maintenance that blocked the event, for explain
 }
 
 func seconds(d time.Duration) int64 { return int64(d / time.Second) }
@@ -72,6 +73,7 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 			// Nothing is written, so nothing needs guarding: the event is only finished.
 			out.record.Guards = nil
 			out.verdict, out.reason = VerdictStale, "older than the check's latest event"
+			d.explain(ev, f.ID, &out, now)
 			return out
 		}
 		out.touched = true
@@ -116,7 +118,36 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 	w.SyncCurrentMaintenance(schema.Scheduled, view.scheduled, f.ScheduledMaintenance, f.ScheduledCurrent, now)
 	w.SyncCurrentMaintenance(schema.Unscheduled, view.unscheduled, f.UnscheduledMaintenance, f.UnscheduledCurrent, now)
 	w.Flush(f.Revision + 1)
+	switch out.filter {
+	case "scheduled_maintenance":
+		out.until = view.scheduled.End
+	case "unscheduled_maintenance":
+		out.until = view.unscheduled.End
+	}
+	if out.verdict == VerdictNewCheck {
+		out.until = view.scheduled.End
+	}
+	// An ok result for a check that was ok decides nothing: most events are such, and recording
+	// them would cost every event a write and push the decisions worth reading off the list.
+	if !(ev.IsOK() && view.previousState == schema.StateOK && out.filter == "ok") {
+		d.explain(ev, f.ID, &out, now)
+	}
 	return out
+}
+
+// explain records the decision in the check's explain list, within the event's own writes.
+func (d *decider) explain(ev *schema.Event, id string, out *decision, now int64) {
+	if d.cfg.ExplainEntries <= 0 {
+		return
+	}
+	e := schema.ExplainEntry{Time: now, Stage: schema.ExplainExecutive, Type: ev.Type, State: ev.State,
+		Verdict: out.verdict, Filter: out.filter, Reason: out.reason, Until: out.until}
+	if out.notification != nil {
+		e.Notification, e.Severity = out.notification.Type, out.notification.Severity
+	}
+	key := d.keys.Explain(id)
+	out.record.Ops.LPush(key, e.AppendJSON(make([]byte, 0, 160)))
+	out.record.Ops.LTrim(key, 0, int64(d.cfg.ExplainEntries-1))
 }
 
 func storedOrDefault(v int64, has bool, def int64) int64 {

@@ -44,6 +44,8 @@ type Config struct {
 	BatchSize                              int
 	Queue                                  string // events list name
 	NotifierQueue                          string // notifications list name
+	// ExplainEntries caps each check's explain list (0 = none kept).
+	ExplainEntries int
 }
 
 // Validate refuses settings the executive cannot run with, naming each setting.
@@ -51,6 +53,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.BatchSize < 1 || c.BatchSize > 10000 {
 		errs = append(errs, fmt.Errorf("executive.batch_size: %d is not between 1 and 10000", c.BatchSize))
+	}
+	if c.ExplainEntries < 0 || c.ExplainEntries > 100000 {
+		errs = append(errs, fmt.Errorf("executive.explain_entries: %d is not between 0 and 100000", c.ExplainEntries))
 	}
 	if c.AcknowledgementDuration < time.Second {
 		errs = append(errs, errors.New("executive.acknowledgement_duration: must be at least 1 second"))
@@ -73,6 +78,7 @@ func DefaultConfig() Config {
 		BatchSize:               256,
 		Queue:                   "events",
 		NotifierQueue:           "notifications",
+		ExplainEntries:          50,
 	}
 }
 

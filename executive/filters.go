@@ -1,6 +1,8 @@
 package executive
 
 import (
+	"strconv"
+
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -154,12 +156,14 @@ func (delaysFilter) Check(ev *schema.Event, c *checkView, now int64, _ *intents)
 		return false, ""
 	}
 	if now-c.lastChange < c.initialDelay {
-		return true, "failing for less than initial_failure_delay"
+		return true, "failing for " + strconv.FormatInt(now-c.lastChange, 10) + " s of the " +
+			strconv.FormatInt(c.initialDelay, 10) + " s initial_failure_delay"
 	}
 	lastProblem := c.facts.LastNotified[model.KindProblem]
 	kind, _ := lastNotification(&c.facts)
 	if lastProblem > 0 && now-lastProblem < c.repeatDelay && kind == ev.State {
-		return true, "same severity notified less than repeat_failure_delay ago"
+		return true, ev.State + " was notified " + strconv.FormatInt(now-lastProblem, 10) + " s ago, within the " +
+			strconv.FormatInt(c.repeatDelay, 10) + " s repeat_failure_delay"
 	}
 	return false, ""
 }

@@ -88,6 +88,9 @@ func (o *Ops) RPush(key string, values ...any) { o.addSplit("RPUSH", key, values
 // LPush prepends values.
 func (o *Ops) LPush(key string, values ...any) { o.addSplit("LPUSH", key, values, 1) }
 
+// LTrim keeps a list's elements start..stop.
+func (o *Ops) LTrim(key string, start, stop int64) { o.add("LTRIM", key, start, stop) }
+
 // SAdd adds set members.
 func (o *Ops) SAdd(key string, members ...any) { o.addSplit("SADD", key, members, 1) }
 

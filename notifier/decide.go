@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -30,16 +31,27 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 	for _, c := range cands {
 		cid := c.contact.ID
 		if c.suppressed {
-			p.skipped = append(p.skipped, skip{cid, c.medium, "interval: already alerted for this state"})
+			p.skipped = append(p.skipped, skip{cid, c.medium, intervalReason(c, n)})
 			continue
 		}
 		var rollup rollupDecision
+		why := "alerted"
 		if rolls(c) {
 			rollup = decideRollup(c, n)
 			nt.writeRollup(ops, c, n, rollup, now, touched[cid])
 			if rollup.drop {
-				p.skipped = append(p.skipped, skip{cid, c.medium, "rollup: one summary per interval"})
+				p.skipped = append(p.skipped, skip{cid, c.medium, fmt.Sprintf(
+					"rollup: %d checks alerting (threshold %d) and a summary was sent within the interval",
+					len(rollup.remaining), c.alerting.threshold)})
 				continue
+			}
+			switch rollup.kind {
+			case schema.RollupProblem:
+				why = fmt.Sprintf("alerted with a rollup summary: %d checks alerting (threshold %d)", len(rollup.remaining), c.alerting.threshold)
+			case schema.RollupRecovery:
+				why = fmt.Sprintf("alerted with a rollup recovery: %d checks alerting, below the threshold %d", len(rollup.remaining), c.alerting.threshold)
+			default:
+				why = fmt.Sprintf("alerted (rollup threshold %d not reached: %d checks alerting)", c.alerting.threshold, len(rollup.remaining))
 			}
 		} else if c.alerting != nil {
 			nt.trackAlerting(ops, c, n, now)
@@ -50,6 +62,7 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 			nt.log.Error("no queue configured for medium; this message is skipped",
 				zap.String("medium", c.medium), zap.String("contact", cid), zap.String("check", n.EventID),
 				zap.String("setting", "notifier."+c.medium+"_queue"))
+			p.skipped = append(p.skipped, skip{cid, c.medium, "no queue configured for this medium (notifier." + c.medium + "_queue)"})
 			continue
 		}
 		alert := buildAlert(p, c, rollup, now)
@@ -59,6 +72,7 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 		}
 		ops.RPush(nt.keys.Queue(queueName), payload)
 		p.alerts = append(p.alerts, alert)
+		p.sent = append(p.sent, skip{cid, c.medium, why})
 	}
 	nt.forgetExpired(ops, contacts, now, touched)
 }

@@ -43,13 +43,15 @@ type Config struct {
 	DefaultTimezone *time.Location
 	DefaultInterval time.Duration
 	BatchSize       int
+	// ExplainEntries caps each check's explain list (executive.explain_entries; 0 = none kept).
+	ExplainEntries int
 }
 
 // DefaultConfig returns the defaults: UTC, 15-minute intervals, and no media (the caller maps
 // them, e.g. from media.DefaultQueues).
 func DefaultConfig() Config {
 	return Config{Queue: "notifications", MediaQueues: map[string]string{}, DefaultTimezone: time.UTC,
-		DefaultInterval: 15 * time.Minute, BatchSize: 64}
+		DefaultInterval: 15 * time.Minute, BatchSize: 64, ExplainEntries: 50}
 }
 
 // Options wires a Notifier.
@@ -217,6 +219,8 @@ type plan struct {
 	alerts       []schema.Alert
 	verdict      string // "routed", "no_contacts", "invalid", "marker"
 	skipped      []skip
+	sent         []skip              // why each alert went out, for explain
+	rules        map[string][]string // contact -> what its rules did, for explain
 }
 
 // skip records why a contact or medium got nothing, for logs.
@@ -246,6 +250,7 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 	}
 	if len(contacts) == 0 {
 		p.verdict = "no_contacts"
+		nt.recordExplain(p, nil, now)
 		return p, nil
 	}
 	p.verdict = "routed"
@@ -257,6 +262,7 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 		return nil, err
 	}
 	nt.decide(p, contacts, candidates, now)
+	nt.recordExplain(p, contacts, now)
 	return p, nil
 }
 
@@ -266,10 +272,11 @@ type candidate struct {
 	medium  string
 	address string
 	// filled by the reads:
-	suppressed bool
-	throttled  bool
-	alerting   *alertingState // read when this notification changes the medium's alerting set
-	interval   int64
+	suppressed      bool
+	suppressedUntil int64 // when the notifier's own interval ends (0: a drop_alerts key says so)
+	throttled       bool
+	alerting        *alertingState // read when this notification changes the medium's alerting set
+	interval        int64
 }
 
 // candidates applies the rules of every contact (reference §3.4 steps 1-7, 9).
@@ -282,12 +289,16 @@ func (nt *Notifier) candidates(p *plan, contacts []model.Contact, entity string,
 			nt.log.Warn("contact timezone unknown; using the default", zap.String("contact", c.ID), zap.Error(err))
 		})
 		r := nt.router.route(c, n, entity, now, loc)
+		if p.rules == nil {
+			p.rules = make(map[string][]string, len(contacts))
+		}
+		p.rules[c.ID] = r.notes
 		for _, problem := range r.problems {
 			nt.m.ruleProblems.Inc()
 			nt.log.Error("notification rule skipped", zap.String("contact", c.ID), zap.String("problem", problem))
 		}
 		if r.blackholed {
-			p.skipped = append(p.skipped, skip{contact: c.ID, reason: "blackholed for " + n.Severity})
+			p.skipped = append(p.skipped, skip{contact: c.ID, reason: "blackholed: a matching rule drops " + n.Severity})
 			continue
 		}
 		if len(r.media) == 0 {
@@ -330,6 +341,7 @@ func (nt *Notifier) readSuppression(conn redis.Conn, n *schema.Notification, can
 		field := schema.DropField(c.medium, n.EventID, n.State)
 		if until, ok := c.contact.SuppressedUntil[field]; ok {
 			c.suppressed = until > now.Unix()
+			c.suppressedUntil = until
 		} else {
 			keys = append(keys, nt.keys.DropAlerts(cid, c.medium, n.EventID, n.State))
 		}

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,7 @@ type routing struct {
 	blackholed bool
 	matched    []string // ids of the rules that applied
 	problems   []string // rules skipped because of a bad regex or time restriction
+	notes      []string // what each rule did, in order, for explain
 }
 
 // router evaluates notification rules; it caches compiled regexes.
@@ -47,26 +49,34 @@ func (r *router) route(c *model.Contact, n *schema.Notification, entity string, 
 	for _, err := range c.RuleErrors {
 		out.problems = append(out.problems, err.Error())
 	}
+	out.notes = append(out.notes, out.problems...)
 	if len(c.Rules) == 0 && len(c.RuleErrors) == 0 {
 		out.media = slices.Sorted(maps.Keys(c.Media))
+		out.notes = append(out.notes, "no notification rules: every medium for every severity")
 		return out
 	}
 	var specific, general []*model.Rule
 	for i := range c.Rules {
 		rule := &c.Rules[i]
-		ok, problem := r.matches(rule, n, entity)
+		ok, why, problem := r.matches(rule, n, entity)
 		if problem != "" {
 			out.problems = append(out.problems, problem)
+			out.notes = append(out.notes, problem+" (rule skipped)")
 			continue
 		}
 		if !ok {
+			out.notes = append(out.notes, "rule "+rule.ID+" does not match: "+why)
 			continue
 		}
 		active, errs := r.active(rule, loc, now)
 		for _, err := range errs {
-			out.problems = append(out.problems, fmt.Sprintf("rule %s: time restriction: %v", rule.ID, err))
+			problem := fmt.Sprintf("rule %s: time restriction: %v", rule.ID, err)
+			out.problems = append(out.problems, problem)
+			out.notes = append(out.notes, problem)
 		}
 		if !active {
+			out.notes = append(out.notes, "rule "+rule.ID+" matches but is outside its time restrictions at "+
+				now.In(loc).Format("Mon 2006-01-02 15:04 MST")+" ("+loc.String()+")")
 			continue
 		}
 		if isSpecific(rule) {
@@ -78,15 +88,29 @@ func (r *router) route(c *model.Contact, n *schema.Notification, entity string, 
 	applying := general
 	if len(specific) > 0 {
 		applying = specific
+		for _, rule := range general {
+			out.notes = append(out.notes, "rule "+rule.ID+" (general) matches but is ignored: a rule naming entities or tags matched")
+		}
+	}
+	if len(applying) == 0 {
+		out.notes = append(out.notes, "no rule matched and applied")
 	}
 	media := map[string]bool{}
 	for _, rule := range applying {
 		out.matched = append(out.matched, rule.ID)
 		if blackholes(rule, n.Severity) {
 			out.blackholed = true
+			out.notes = append(out.notes, "rule "+rule.ID+" matched and blackholes "+n.Severity)
+			continue
 		}
-		for _, m := range mediaFor(rule, n.Severity) {
+		chosen := mediaFor(rule, n.Severity)
+		for _, m := range chosen {
 			media[m] = true
+		}
+		if len(chosen) == 0 {
+			out.notes = append(out.notes, "rule "+rule.ID+" matched but names no media for "+n.Severity)
+		} else {
+			out.notes = append(out.notes, "rule "+rule.ID+" matched: "+n.Severity+" goes to "+strings.Join(chosen, ", "))
 		}
 	}
 	if out.blackholed {
@@ -109,36 +133,37 @@ func isSpecific(r *model.Rule) bool {
 	return len(r.Entities) > 0 || len(r.RegexEntities) > 0 || len(r.Tags) > 0 || len(r.RegexTags) > 0
 }
 
-// matches checks a rule's entity and tag criteria; every non-empty criterion must hold. A
-// pattern that does not compile makes the rule skip, reported as a problem (SPEC 4.7).
-func (r *router) matches(rule *model.Rule, n *schema.Notification, entity string) (bool, string) {
+// matches checks a rule's entity and tag criteria; every non-empty criterion must hold; why
+// names the first that does not. A pattern that does not compile makes the rule skip, reported
+// as a problem (SPEC 4.7).
+func (r *router) matches(rule *model.Rule, n *schema.Notification, entity string) (ok bool, why, problem string) {
 	if len(rule.Entities) > 0 && !contains(rule.Entities, entity) {
-		return false, ""
+		return false, "entity " + entity + " is not in its entities", ""
 	}
 	for _, pattern := range rule.RegexEntities {
 		re, err := r.regex(pattern)
 		if err != nil {
-			return false, fmt.Sprintf("rule %s: regex_entities %q: %v", rule.ID, pattern, err)
+			return false, "", fmt.Sprintf("rule %s: regex_entities %q: %v", rule.ID, pattern, err)
 		}
 		if !re.MatchString(entity) {
-			return false, ""
+			return false, "entity " + entity + " does not match regex_entities " + strconv.Quote(pattern), ""
 		}
 	}
 	for _, tag := range rule.Tags {
 		if !contains(n.Tags, tag) {
-			return false, ""
+			return false, "the check has no tag " + strconv.Quote(tag), ""
 		}
 	}
 	for _, pattern := range rule.RegexTags {
 		re, err := r.regex(pattern)
 		if err != nil {
-			return false, fmt.Sprintf("rule %s: regex_tags %q: %v", rule.ID, pattern, err)
+			return false, "", fmt.Sprintf("rule %s: regex_tags %q: %v", rule.ID, pattern, err)
 		}
 		if !anyMatch(re, n.Tags) {
-			return false, ""
+			return false, "no tag of the check matches regex_tags " + strconv.Quote(pattern), ""
 		}
 	}
-	return true, ""
+	return true, "", ""
 }
 
 const maxCachedRegexes = 4096

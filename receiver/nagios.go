@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -32,9 +31,19 @@ const HostCheck = "HOST"
 // MaxLineBytes is the longest Nagios line accepted, newline excluded: the event limit of SPEC 4.2.
 const MaxLineBytes = schema.MaxEventBytes
 
-// DefaultReopenDelay is how long RunNagios waits after the last writer closes the FIFO before
-// opening it again (Flapjack 1.x waits 10 s).
-const DefaultReopenDelay = 10 * time.Second
+// DefaultFIFO is where the receiver expects Nagios' perfdata pipe: beside Debian's Nagios 4
+// perfdata files (nagios4-core's nagios.cfg suggests /var/lib/nagios4/service-perfdata), in a
+// directory its nagios user owns. Flapjack 1.x used Nagios 3's /var/cache/nagios3/event_stream.fifo.
+const DefaultFIFO = "/var/lib/nagios4/flapjack.fifo"
+
+// DefaultPipeSize is the pipe buffer asked for at open (capped by /proc/sys/fs/pipe-max-size).
+const DefaultPipeSize = 1 << 20
+
+// DefaultFIFOMode is the mode a created pipe gets.
+const DefaultFIFOMode = 0o660
+
+// maxBatch bounds the events handed to Redis in one push.
+const maxBatch = 1000
 
 // nagiosMinFields is the field count of a line without the optional long output.
 const nagiosMinFields = 9
@@ -119,109 +128,6 @@ func rejectf(format string, args ...any) *schema.RejectError {
 	return &schema.RejectError{Reasons: []string{fmt.Sprintf(format, args...)}}
 }
 
-// NagiosOptions configures RunNagios.
-type NagiosOptions struct {
-	// FIFO is the named pipe Nagios writes host and service perfdata to
-	// (Flapjack 1.x default /var/cache/nagios3/event_stream.fifo). It must already exist.
-	FIFO string
-	// ReopenDelay is the wait between the last writer closing the FIFO and opening it again;
-	// zero means DefaultReopenDelay.
-	ReopenDelay time.Duration
-	// OnReject, if set, is called with every rejected line.
-	OnReject func(Rejection)
-}
-
-// RunNagios reads Nagios perfdata lines from the named pipe opts.FIFO until ctx ends, enqueueing
-// each valid line's event and logging, counting and reporting (OnReject) each invalid one with
-// its line number and reasons. Line numbers run on across reopens: they count lines since
-// RunNagios started.
-//
-// When every writer has closed the pipe (Nagios restarted or stopped) RunNagios waits
-// ReopenDelay and opens it again, as Flapjack 1.x does. It returns nil when ctx is cancelled,
-// also while waiting for a writer to open the pipe, and an error naming the path when the FIFO is
-// missing, is not a named pipe, or cannot be opened or read.
-//
-// An enqueue that fails is retried with capped backoff until it succeeds or ctx ends: a pipe
-// cannot be re-read, so giving up would lose the event. Meanwhile the pipe is not read and
-// Nagios' writes wait, which is the backpressure we want.
-func RunNagios(ctx context.Context, opts NagiosOptions, enq Enqueuer, log *zap.Logger) error {
-	if opts.FIFO == "" {
-		return errors.New("nagios receiver: no FIFO path given")
-	}
-	if enq == nil {
-		return errors.New("nagios receiver: no Enqueuer given")
-	}
-	if log == nil {
-		log = zap.NewNop()
-	}
-	log = log.With(zap.String("receiver", "nagios"), zap.String("fifo", opts.FIFO))
-	delay := opts.ReopenDelay
-	if delay <= 0 {
-		delay = DefaultReopenDelay
-	}
-	r := nagiosReader{enq: enq, log: log, onReject: opts.OnReject}
-	for {
-		// Checked before every open: the path may have been removed or replaced meanwhile.
-		if err := checkFIFO(opts.FIFO); err != nil {
-			return err
-		}
-		f, err := openFIFO(ctx, opts.FIFO)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("nagios receiver: opening FIFO %s: %w", opts.FIFO, err)
-		}
-		log.Info("FIFO opened by a writer; reading")
-		err = r.readInterruptibly(ctx, f)
-		// Closed before logging, so whoever waits for the message below knows the old read end
-		// is gone: a writer opening the pipe now waits for our reopen instead of writing into a
-		// pipe that is about to lose its reader.
-		f.Close()
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("nagios receiver: reading FIFO %s: %w", opts.FIFO, err)
-		}
-		log.Info("all writers closed the FIFO; reopening after a delay",
-			zap.Duration("delay", delay), zap.Int("records", r.rep.Records),
-			zap.Int("enqueued", r.rep.Enqueued), zap.Int("rejected", r.rep.Rejected))
-		if !sleep(ctx, delay) {
-			return nil
-		}
-	}
-}
-
-// checkFIFO refuses a missing path or anything but a named pipe: reading a regular file would
-// re-enqueue its lines at every "reopen".
-func checkFIFO(path string) error {
-	st, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("nagios receiver: FIFO %s does not exist (create it with mkfifo and point Nagios' perfdata file at it)", path)
-	}
-	if err != nil {
-		return fmt.Errorf("nagios receiver: FIFO %s: %w", path, err)
-	}
-	if st.Mode()&os.ModeNamedPipe == 0 {
-		return fmt.Errorf("nagios receiver: %s is not a named pipe (mode %s)", path, st.Mode())
-	}
-	return nil
-}
-
-// readInterruptibly reads f until EOF, or until ctx ends: a read blocked on an idle pipe is
-// woken by moving its deadline into the past (closing the file is the fallback where deadlines
-// are not supported).
-func (r *nagiosReader) readInterruptibly(ctx context.Context, f *os.File) error {
-	stop := context.AfterFunc(ctx, func() {
-		if err := f.SetReadDeadline(time.Unix(1, 0)); err != nil {
-			f.Close()
-		}
-	})
-	defer stop()
-	return r.read(ctx, f)
-}
-
 // ReadNagios reads Nagios perfdata lines from r (for example a perfdata file written in append
 // mode) until EOF or until ctx ends, as RunNagios reads each opening of its FIFO. Failed enqueues
 // are retried until ctx ends. It returns what it did; the error is a read error, nil at EOF or
@@ -248,17 +154,38 @@ type nagiosReader struct {
 	onReject func(Rejection)
 	line     int
 	rep      Report
+	// out, when set, receives the events in batches instead of enq (RunNagios' sender).
+	out   chan<- [][]byte
+	batch [][]byte
+	stats *NagiosStats
+}
+
+// flush hands the batch so far to out.
+func (r *nagiosReader) flush() {
+	if len(r.batch) > 0 {
+		r.out <- r.batch
+		r.batch = nil
+	}
 }
 
 // read handles the lines of src until EOF (nil), cancellation (nil) or a read error.
 func (r *nagiosReader) read(ctx context.Context, src io.Reader) error {
 	br := bufio.NewReaderSize(src, MaxLineBytes+2) // room for a maximal line and its "\r\n"
+	if r.out != nil {
+		defer r.flush()
+	}
 	for ctx.Err() == nil {
+		if r.out != nil && (br.Buffered() == 0 || len(r.batch) >= maxBatch) {
+			r.flush() // everything read so far is handled: queue it before waiting for more
+		}
 		line, size, err := readLine(br)
 		switch {
 		case err == nil, errors.Is(err, io.EOF) && size > 0:
 			r.line++
 			r.rep.Records++
+			if r.stats != nil {
+				r.stats.LinesRead.Add(1)
+			}
 			r.handle(ctx, line, size)
 		case size > 0:
 			// A read interrupted mid-line (cancellation or a read error): the rest of the line
@@ -288,12 +215,19 @@ func (r *nagiosReader) handle(ctx context.Context, line []byte, size int) {
 		ev, err = ParseNagiosLine(string(line))
 	}
 	if err != nil {
+		if r.stats != nil {
+			r.stats.Rejected.Add(1)
+		}
 		reject(r.log, &r.rep, r.onReject, Rejection{Record: r.line, Line: r.line, Input: string(line), Reasons: reasonsOf(err)})
 		return
 	}
 	b, err := json.Marshal(ev)
 	if err != nil { // cannot happen for a validated event; refuse rather than guess
 		reject(r.log, &r.rep, r.onReject, Rejection{Record: r.line, Line: r.line, Input: string(line), Reasons: []string{"encoding event: " + err.Error()}})
+		return
+	}
+	if r.out != nil {
+		r.batch = append(r.batch, b)
 		return
 	}
 	if enqueueWithRetry(ctx, r.enq, b, r.log.With(zap.Int("line", r.line))) {

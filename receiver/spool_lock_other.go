@@ -4,12 +4,19 @@ package receiver
 
 import "sync"
 
-var spoolLock sync.Mutex
+// drainLocks serialise drains within this process (no cross-process lock on this platform).
+var drainLocks sync.Map // directory -> *sync.Mutex
 
-// lockDir serialises drains within this process (no cross-process lock on this platform).
-func lockDir(string) (func(), bool, error) {
-	if !spoolLock.TryLock() {
+// lockDir is a no-op here: a Spool's own mutex serialises its changes, and directories are not
+// shared between processes on this platform.
+func lockDir(string) (func(), error) { return func() {}, nil }
+
+// tryLockDrain takes dir's drain lock within this process without waiting.
+func tryLockDrain(dir string) (func(), bool, error) {
+	m, _ := drainLocks.LoadOrStore(dir, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	if !mu.TryLock() {
 		return nil, false, nil
 	}
-	return spoolLock.Unlock, true, nil
+	return mu.Unlock, true, nil
 }

@@ -9,10 +9,30 @@ import (
 	"syscall"
 )
 
-// lockDir takes the spool directory's drain lock without waiting; ok is false when another
-// process holds it.
-func lockDir(dir string) (unlock func(), ok bool, err error) {
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o640)
+// lockDir takes the spool directory's lock (flock on the directory itself), waiting for it:
+// every change to a spool is made under it, by whichever process makes it.
+func lockDir(dir string) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// tryLockDrain takes the spool directory's drain lock (the file .drain.lock) without waiting;
+// ok is false when another process, or another Spool of this one, is draining.
+func tryLockDrain(dir string) (unlock func(), ok bool, err error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".drain.lock"), os.O_CREATE|os.O_RDWR, 0o640)
 	if err != nil {
 		return nil, false, err
 	}
@@ -23,5 +43,5 @@ func lockDir(dir string) (unlock func(), ok bool, err error) {
 		}
 		return nil, false, err
 	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, true, nil
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, true, nil
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the real peers the tests talk to when they are missing: redis-server (Sentinel runs
 # from the same binary), prosody for the Jabber tests, promtool (package prometheus) for the
-# metrics lint. The SMTP tests need nothing installed: their server is Go
+# metrics lint, nagios4-core for the real-Nagios receiver test. The SMTP tests need nothing installed: their server is Go
 # (internal/testing/testsmtp, built with the go tool the tests run under). Needs root for
 # apt-get; otherwise prints the exact command and fails, so a test run never silently skips the
 # integration tests.
@@ -10,6 +10,7 @@ missing=""
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 command -v prosody >/dev/null 2>&1 || missing="$missing prosody"
 command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
+[ -x /usr/sbin/nagios4 ] || missing="$missing nagios4-core"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "installing test dependencies:$missing"

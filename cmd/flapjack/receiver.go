@@ -10,8 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
+	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/lifecycle"
-
 	"github.com/flapjackgo/flapjack/receiver"
 )
 
@@ -27,26 +27,7 @@ func receiverCommand() *cli.Command {
 					return runStages(c, hooks{}, httpStages)
 				},
 			},
-			{
-				Name:  "nagios",
-				Usage: "read Nagios host and service perfdata lines from a named pipe (reopened at EOF)",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "fifo", Aliases: []string{"f"}, Value: "/var/cache/nagios3/event_stream.fifo", Usage: "the perfdata named pipe"}},
-				Action: func(c *cli.Context) error {
-					rt, err := setup(c)
-					if err != nil {
-						return err
-					}
-					defer rt.close()
-					if err := rt.connect(c.Context); err != nil {
-						return err
-					}
-					err = receiver.RunNagios(c.Context, receiver.NagiosOptions{FIFO: c.String("fifo")}, rt.publisher(), rt.log)
-					if err != nil {
-						return cli.Exit(err.Error(), 1)
-					}
-					return nil
-				},
-			},
+			nagiosCommand(),
 			{
 				Name:  "json",
 				Usage: "read events (one per line, concatenated, or an array) from --file or standard input",
@@ -108,10 +89,15 @@ func jsonInput(c *cli.Context) (io.Reader, error) {
 	return os.Stdin, nil
 }
 
-// sensuSpool is the spool of receiver.sensu.spool_dir.
-func (rt *runtime) sensuSpool() *receiver.Spool {
-	return &receiver.Spool{Dir: rt.values.String("receiver.sensu.spool_dir"),
-		MaxBytes: int64(rt.values.Int("receiver.sensu.spool_max_bytes")), Log: rt.log}
+// sensuSpool opens the spool of receiver.sensu.spool_dir (the same kind as the Nagios
+// receiver's, in its own directory).
+func sensuSpool(v *config.Values, log *zap.Logger) (*receiver.Spool, error) {
+	spool, err := receiver.OpenSpool(v.String("receiver.sensu.spool_dir"), int64(v.Int("receiver.sensu.spool_max_bytes")))
+	if err != nil {
+		return nil, settingsError(fmt.Errorf("receiver.sensu.spool_dir %s: %w", v.String("receiver.sensu.spool_dir"), err))
+	}
+	spool.SetLogger(log)
+	return spool, nil
 }
 
 // sensuPipeHandler is `receiver json --sensu`, run by Sensu once per event. Redis being
@@ -134,7 +120,11 @@ func sensuPipeHandler(c *cli.Context) error {
 	if f, ok := in.(*os.File); ok && f != os.Stdin {
 		defer f.Close()
 	}
-	spool := rt.sensuSpool()
+	spool, err := sensuSpool(rt.values, rt.log)
+	if err != nil {
+		return err
+	}
+	defer spool.Close()
 	enq := &receiver.SpoolingEnqueuer{Next: rt.publisher(), Spool: spool}
 	rep, err := receiver.RunJSON(c.Context, in, receiver.JSONOptions{Sensu: true}, enq, rt.log)
 	if rep.Records == 0 && err == nil {
@@ -144,7 +134,7 @@ func sensuPipeHandler(c *cli.Context) error {
 	if rep.Rejected > 0 || enq.Spooled() > 0 || spool.Dropped() > 0 || err != nil || c.Bool("verbose") {
 		msg := fmt.Sprintf("%d records: %d queued, %d rejected", rep.Records, rep.Enqueued, rep.Rejected)
 		if n := enq.Spooled(); n > 0 {
-			msg += fmt.Sprintf("; %d of the queued spooled in %s until Redis answers", n, spool.Dir)
+			msg += fmt.Sprintf("; %d of the queued spooled in %s until Redis answers", n, spool.Dir())
 		}
 		if n := spool.Dropped(); n > 0 {
 			msg += fmt.Sprintf("; %d older spooled events dropped (receiver.sensu.spool_max_bytes)", n)
@@ -168,9 +158,12 @@ func sensuStages(p *process) ([]lifecycle.Stage, error) {
 	if p.cli != nil && p.cli.IsSet("listen") {
 		addr = p.cli.String("listen")
 	}
-	enq := &receiver.SpoolingEnqueuer{Next: p.publisher(), Spool: p.sensuSpool()}
 	log := p.log.With(zap.String("stage", sensuStage))
-	enq.Spool.Log = log
+	spool, err := sensuSpool(p.values, log)
+	if err != nil {
+		return nil, err
+	}
+	enq := &receiver.SpoolingEnqueuer{Next: p.publisher(), Spool: spool}
 	return []lifecycle.Stage{
 		{Name: sensuStage, Run: func(ctx context.Context) error {
 			return receiver.ServeSensu(ctx, receiver.SensuOptions{Listen: addr}, enq, log)

@@ -111,6 +111,7 @@ func (rt *runtime) executiveConfig() (executive.Config, error) {
 	cfg.RejectedMaxAge = v.Duration("executive.rejected_events_maxage")
 	cfg.MaxFutureSkew = v.Duration("executive.max_future_skew")
 	cfg.BatchSize = v.Int("executive.batch_size")
+	cfg.ExplainEntries = v.Int("executive.explain_entries")
 	return cfg, settingsError(cfg.Validate())
 }
 
@@ -122,6 +123,7 @@ func (rt *runtime) notifierConfig() (notifier.Config, error) {
 	cfg.MediaQueues = v.MediumQueues()
 	cfg.DefaultInterval = v.Duration("notifier.default_interval")
 	cfg.BatchSize = v.Int("notifier.batch_size")
+	cfg.ExplainEntries = max(v.Int("executive.explain_entries"), 0)
 	zone := v.String("notifier.default_contact_timezone")
 	if zone == "" {
 		zone = os.Getenv("TZ")

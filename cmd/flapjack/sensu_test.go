@@ -14,6 +14,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/internal/testing/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/receiver"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -92,10 +93,14 @@ func sendTCP(t *testing.T, addr, event string) {
 	}
 }
 
+// spooled is how many events the spool in dir holds.
 func spooled(t *testing.T, dir string) int {
 	t.Helper()
-	m, _ := filepath.Glob(filepath.Join(dir, "*.event"))
-	return len(m)
+	s, err := receiver.OpenSpool(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(s.Len())
 }
 
 // TestSensuTCPReceiverKeepsEventsThroughARedisOutage: `flapjack receiver sensu` takes Sensu Go

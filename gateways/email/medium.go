@@ -48,8 +48,7 @@ func stages(env gateways.Env) ([]lifecycle.Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	delivery := gateways.New(env.Delivery(Medium), sender)
-	return []lifecycle.Stage{{Name: "email gateway", Run: delivery.Run}}, nil
+	return gateways.SenderStages(env, Medium, sender), nil
 }
 
 // configFrom reads gateways.email.*.

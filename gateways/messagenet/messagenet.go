@@ -49,39 +49,19 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem, each naming its setting.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	var errs []error
-	for _, req := range []struct{ name, v string }{{"username", c.Username}, {"password", c.Password}} {
-		if strings.TrimSpace(req.v) == "" {
-			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
-		}
-	}
-	if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
-		errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
-	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs := httpsend.Required(Medium, "username", c.Username, "password", c.Password)
+	errs = append(errs, httpsend.CheckEndpoint(Medium, c.Endpoint))
+	errs = append(errs, httpsend.CheckTimeout(Medium, c.Timeout))
 	return errors.Join(errs...)
 }
 
 // Options wire a Sender.
-type Options struct {
-	Config     Config
-	HTTPClient *http.Client        // nil: httpsend.NewClient
-	Templates  *gateways.Templates // alert.text, rollup.text; nil: built in
-	Location   *time.Location      // where event times are shown; nil: UTC
-	Log        *zap.Logger
-	Now        func() time.Time // wall clock for Retry-After dates; default time.Now
-}
+type Options = httpsend.Options[Config]
 
 // Sender lodges alerts as SMS with MessageNet; it implements gateways.Sender.
 type Sender struct {
-	cfg    Config
-	client *http.Client
-	tpl    *gateways.Templates
-	loc    *time.Location
-	log    *zap.Logger
-	now    func() time.Time
+	httpsend.Base
+	cfg Config
 }
 
 var _ gateways.Sender = (*Sender)(nil)
@@ -91,21 +71,8 @@ func NewSender(o Options) (*Sender, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sender{cfg: o.Config.withDefaults(), client: o.HTTPClient, tpl: o.Templates, loc: o.Location, log: o.Log, now: o.Now}
-	if s.client == nil {
-		s.client = httpsend.NewClient(s.cfg.Timeout)
-	}
-	if s.loc == nil {
-		s.loc = time.UTC
-	}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.log = s.log.With(zap.String("component", "sms_sender"))
-	return s, nil
+	cfg := o.Config.withDefaults()
+	return &Sender{cfg: cfg, Base: o.Base("sms_sender", cfg.Timeout)}, nil
 }
 
 // PhoneNumber tidies an address: the spaces, dashes, dots and brackets people write in
@@ -130,20 +97,20 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 		return gateways.Permanent(errors.New("gateways.sms.endpoint is not a URL"))
 	}
 	u.RawQuery = url.Values{"Username": {s.cfg.Username}, "Pwd": {s.cfg.Password}, "PhoneNumber": {number},
-		"PhoneMessage": {gateways.RenderSMS(s.tpl, a, s.loc, s.log)}}.Encode()
+		"PhoneMessage": {gateways.RenderSMS(s.Tpl, a, s.Loc, s.Log)}}.Encode()
 	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
 	if err != nil {
 		return gateways.Permanent(errors.New("building the MessageNet request failed"))
 	}
 	req.Header.Set("Cache-Control", "no-cache") // a cached answer would not be a sent SMS
-	resp, err := httpsend.Do(ctx, s.client, s.cfg.Timeout, req, "MessageNet")
+	resp, err := httpsend.Do(ctx, s.Client, s.cfg.Timeout, req, "MessageNet")
 	if err != nil {
 		return gateways.Retryable(httpsend.ScrubError(err, s.cfg.Password), 0)
 	}
 	if resp.Status >= 200 && resp.Status <= 206 {
-		s.log.Debug("message lodged", zap.String("check", a.EventID), zap.Int("status", resp.Status))
+		s.Log.Debug("message lodged", zap.String("check", a.EventID), zap.Int("status", resp.Status))
 		return nil
 	}
-	return httpsend.Classify(resp, s.now(), fmt.Errorf("MessageNet answered HTTP %d for %s: %s",
+	return httpsend.Classify(resp, s.Now(), fmt.Errorf("MessageNet answered HTTP %d for %s: %s",
 		resp.Status, a.EventID, httpsend.Excerpt(resp.Body, s.cfg.Password)))
 }

@@ -93,7 +93,7 @@ func TestPasswordNeverShown(t *testing.T) {
 	srv := testproviders.NewServer(t, testproviders.MessageNet(username, password))
 	s := newSender(t, srv.URL, nil)
 	s.cfg.Timeout = 150 * time.Millisecond
-	s.client.Timeout = 150 * time.Millisecond
+	s.Client.Timeout = 150 * time.Millisecond
 	srv.Answer(testproviders.Reply{Status: 403, Body: "login " + password + " refused", ContentType: "text/plain"}, testproviders.Reply{Hang: true})
 	for i := 0; i < 2; i++ {
 		err := s.Send(context.Background(), alert("problem", "critical", "x"))

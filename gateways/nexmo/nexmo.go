@@ -53,39 +53,19 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem, each naming its setting.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	var errs []error
-	for _, req := range []struct{ name, v string }{{"api_key", c.APIKey}, {"secret", c.Secret}, {"from", c.From}} {
-		if strings.TrimSpace(req.v) == "" {
-			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
-		}
-	}
-	if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
-		errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
-	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs := httpsend.Required(Medium, "api_key", c.APIKey, "secret", c.Secret, "from", c.From)
+	errs = append(errs, httpsend.CheckEndpoint(Medium, c.Endpoint))
+	errs = append(errs, httpsend.CheckTimeout(Medium, c.Timeout))
 	return errors.Join(errs...)
 }
 
 // Options wire a Sender.
-type Options struct {
-	Config     Config
-	HTTPClient *http.Client        // nil: httpsend.NewClient
-	Templates  *gateways.Templates // alert.text, rollup.text; nil: built in
-	Location   *time.Location      // where event times are shown; nil: UTC
-	Log        *zap.Logger
-	Now        func() time.Time // wall clock for Retry-After dates; default time.Now
-}
+type Options = httpsend.Options[Config]
 
 // Sender sends alerts as SMS through the Vonage SMS API; it implements gateways.Sender.
 type Sender struct {
-	cfg    Config
-	client *http.Client
-	tpl    *gateways.Templates
-	loc    *time.Location
-	log    *zap.Logger
-	now    func() time.Time
+	httpsend.Base
+	cfg Config
 }
 
 var _ gateways.Sender = (*Sender)(nil)
@@ -95,21 +75,8 @@ func NewSender(o Options) (*Sender, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sender{cfg: o.Config.withDefaults(), client: o.HTTPClient, tpl: o.Templates, loc: o.Location, log: o.Log, now: o.Now}
-	if s.client == nil {
-		s.client = httpsend.NewClient(s.cfg.Timeout)
-	}
-	if s.loc == nil {
-		s.loc = time.UTC
-	}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.log = s.log.With(zap.String("component", "sms_nexmo_sender"))
-	return s, nil
+	cfg := o.Config.withDefaults()
+	return &Sender{cfg: cfg, Base: o.Base("sms_nexmo_sender", cfg.Timeout)}, nil
 }
 
 // PhoneNumber is an address as the SMS API wants it: the international number without "+"
@@ -132,7 +99,7 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	if to == "" {
 		return gateways.Permanent(errors.New("alert has no phone number (address)"))
 	}
-	text := gateways.RenderSMS(s.tpl, a, s.loc, s.log)
+	text := gateways.RenderSMS(s.Tpl, a, s.Loc, s.Log)
 	form := url.Values{"api_key": {s.cfg.APIKey}, "api_secret": {s.cfg.Secret}, "from": {s.cfg.From}, "to": {to}, "text": {text}}
 	if !GSM(text) {
 		form.Set("type", "unicode") // else Vonage sends the characters outside GSM 03.38 garbled
@@ -143,12 +110,12 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	resp, err := httpsend.Do(ctx, s.client, s.cfg.Timeout, req, "Vonage SMS API")
+	resp, err := httpsend.Do(ctx, s.Client, s.cfg.Timeout, req, "Vonage SMS API")
 	if err != nil {
 		return gateways.Retryable(httpsend.ScrubError(err, s.cfg.Secret), 0)
 	}
 	if !httpsend.OK(resp.Status) {
-		return httpsend.Classify(resp, s.now(), fmt.Errorf("the Vonage SMS API answered HTTP %d for %s: %s",
+		return httpsend.Classify(resp, s.Now(), fmt.Errorf("the Vonage SMS API answered HTTP %d for %s: %s",
 			resp.Status, a.EventID, httpsend.Excerpt(resp.Body, s.cfg.Secret)))
 	}
 	return s.outcome(resp.Body, a)
@@ -199,7 +166,7 @@ func (s *Sender) outcome(body []byte, a schema.Alert) error {
 		}
 		return gateways.Permanent(err)
 	}
-	s.log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("parts", len(ans.Messages)))
+	s.Log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("parts", len(ans.Messages)))
 	return nil
 }
 

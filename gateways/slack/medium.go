@@ -1,10 +1,14 @@
 package slack
 
 import (
+	"time"
+
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/lifecycle"
 )
+
+var templates = []string{gateways.TemplateAlertText, gateways.TemplateRollupText}
 
 // Spec describes the slack medium.
 var Spec = gateways.Medium{
@@ -15,26 +19,14 @@ var Spec = gateways.Medium{
 		{Key: "gateways.slack.icon_emoji", Default: DefaultIcon, Usage: "icon of the messages (legacy webhooks only; none: leave it out)"},
 		{Key: "gateways.slack.timeout", Kind: config.Duration, Default: "10s", Usage: "HTTP request timeout"},
 	},
-	Templates: []string{gateways.TemplateAlertText, gateways.TemplateRollupText},
+	Templates: templates,
 	Stages:    stages,
 }
 
 func stages(env gateways.Env) ([]lifecycle.Stage, error) {
-	v := env.Values
-	loc, err := gateways.Timezone(v)
-	if err != nil {
-		return nil, err
-	}
-	tpl, err := gateways.LoadTemplates(v, Medium, gateways.TemplateAlertText, gateways.TemplateRollupText)
-	if err != nil {
-		return nil, err
-	}
-	sender, err := NewSender(Options{Config: configFrom(v), Templates: tpl, Location: loc, Log: env.Log})
-	if err != nil {
-		return nil, err
-	}
-	g := gateways.New(env.Delivery(Medium), sender)
-	return []lifecycle.Stage{{Name: "slack gateway", Run: g.Run}}, nil
+	return gateways.TemplatedStages(env, Medium, templates, func(tpl *gateways.Templates, loc *time.Location) (gateways.Sender, error) {
+		return NewSender(Options{Config: configFrom(env.Values), Templates: tpl, Location: loc, Log: env.Log})
+	})
 }
 
 // configFrom reads gateways.slack.*.

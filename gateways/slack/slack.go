@@ -69,9 +69,7 @@ func (c Config) Validate() error {
 	if c.IconEmoji != "none" && (len(c.IconEmoji) < 3 || !strings.HasPrefix(c.IconEmoji, ":") || !strings.HasSuffix(c.IconEmoji, ":")) {
 		errs = append(errs, fmt.Errorf("gateways.%s.icon_emoji must look like :ghost: (or be none), got %q", Medium, c.IconEmoji))
 	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs = append(errs, httpsend.CheckTimeout(Medium, c.Timeout))
 	return errors.Join(errs...)
 }
 
@@ -90,25 +88,14 @@ func webhookURL(s string) (*url.URL, error) {
 }
 
 // Options wire a Sender.
-type Options struct {
-	Config     Config
-	HTTPClient *http.Client        // nil: httpsend.NewClient
-	Templates  *gateways.Templates // alert.text, rollup.text; nil: built in
-	Location   *time.Location      // where event times are shown; nil: UTC
-	Log        *zap.Logger
-	Now        func() time.Time // wall clock for Retry-After dates; default time.Now
-}
+type Options = httpsend.Options[Config]
 
 // Sender posts alerts to Slack webhooks; it implements gateways.Sender: nil on 2xx,
 // gateways.Retryable for 429 (after Retry-After), 5xx and network errors, gateways.Permanent
 // for other answers (invalid_payload, channel_not_found, channel_is_archived, …).
 type Sender struct {
-	cfg    Config
-	client *http.Client
-	tpl    *gateways.Templates
-	loc    *time.Location
-	log    *zap.Logger
-	now    func() time.Time
+	httpsend.Base
+	cfg Config
 }
 
 var _ gateways.Sender = (*Sender)(nil)
@@ -118,21 +105,8 @@ func NewSender(o Options) (*Sender, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sender{cfg: o.Config.withDefaults(), client: o.HTTPClient, tpl: o.Templates, loc: o.Location, log: o.Log, now: o.Now}
-	if s.client == nil {
-		s.client = httpsend.NewClient(s.cfg.Timeout)
-	}
-	if s.loc == nil {
-		s.loc = time.UTC
-	}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.log = s.log.With(zap.String("component", "slack_sender"))
-	return s, nil
+	cfg := o.Config.withDefaults()
+	return &Sender{cfg: cfg, Base: o.Base("slack_sender", cfg.Timeout)}, nil
 }
 
 // Message is a Slack webhook message.
@@ -182,15 +156,15 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	origin := httpsend.Origin(target)
-	resp, err := httpsend.Do(ctx, s.client, s.cfg.Timeout, req, origin)
+	resp, err := httpsend.Do(ctx, s.Client, s.cfg.Timeout, req, origin)
 	if err != nil {
 		return gateways.Retryable(httpsend.ScrubError(err, target.String(), target.Path), 0)
 	}
 	if httpsend.OK(resp.Status) {
-		s.log.Debug("message posted", zap.String("check", a.EventID), zap.String("webhook", origin))
+		s.Log.Debug("message posted", zap.String("check", a.EventID), zap.String("webhook", origin))
 		return nil
 	}
-	return httpsend.Classify(resp, s.now(), fmt.Errorf("slack webhook %s answered HTTP %d for %s: %s",
+	return httpsend.Classify(resp, s.Now(), fmt.Errorf("slack webhook %s answered HTTP %d for %s: %s",
 		origin, resp.Status, a.EventID, httpsend.Excerpt(resp.Body, target.Path)))
 }
 
@@ -223,15 +197,15 @@ func (s *Sender) destination(address string) (*url.URL, string, error) {
 // rollup.text, else the alert's line as on Jabber) in an attachment coloured by state, with a
 // context line of the time and the ACKID.
 func (s *Sender) Build(a schema.Alert) Message {
-	m := gateways.NewMessage(a, s.loc)
+	m := gateways.NewMessage(a, s.Loc)
 	name := gateways.TemplateAlertText
 	if a.Rollup != nil && *a.Rollup != "" {
 		name = gateways.TemplateRollupText
 	}
 	builtin := func(m gateways.Message) string { return m.Text }
 	out := builtin(m)
-	if s.tpl != nil {
-		out = s.tpl.Render(name, m, builtin, s.log)
+	if s.Tpl != nil {
+		out = s.Tpl.Render(name, m, builtin, s.Log)
 	}
 	if strings.TrimSpace(out) == "" {
 		out = m.Text

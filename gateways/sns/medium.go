@@ -1,6 +1,8 @@
 package sns
 
 import (
+	"time"
+
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/lifecycle"
@@ -24,21 +26,9 @@ var Spec = gateways.Medium{
 }
 
 func stages(env gateways.Env) ([]lifecycle.Stage, error) {
-	v := env.Values
-	loc, err := gateways.Timezone(v)
-	if err != nil {
-		return nil, err
-	}
-	tpl, err := gateways.LoadTemplates(v, Medium, templates...)
-	if err != nil {
-		return nil, err
-	}
-	sender, err := NewSender(Options{Config: configFrom(v), Templates: tpl, Location: loc, Log: env.Log})
-	if err != nil {
-		return nil, err
-	}
-	g := gateways.New(env.Delivery(Medium), sender)
-	return []lifecycle.Stage{{Name: "sns gateway", Run: g.Run}}, nil
+	return gateways.TemplatedStages(env, Medium, templates, func(tpl *gateways.Templates, loc *time.Location) (gateways.Sender, error) {
+		return NewSender(Options{Config: configFrom(env.Values), Templates: tpl, Location: loc, Log: env.Log})
+	})
 }
 
 // configFrom reads gateways.sns.*.

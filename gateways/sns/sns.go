@@ -70,48 +70,28 @@ var region = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 // Validate reports every problem, each naming its setting.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	var errs []error
-	for _, req := range []struct{ name, v string }{{"access_key", c.AccessKey}, {"secret_key", c.SecretKey}} {
-		if strings.TrimSpace(req.v) == "" {
-			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
-		}
-	}
+	errs := httpsend.Required(Medium, "access_key", c.AccessKey, "secret_key", c.SecretKey)
 	if !region.MatchString(c.Region) {
 		errs = append(errs, fmt.Errorf("gateways.%s.region_name %q is not an AWS region (us-east-1, eu-west-2...)", Medium, c.Region))
 	}
 	if c.Endpoint != "" {
-		if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
-			errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
-		}
+		errs = append(errs, httpsend.CheckEndpoint(Medium, c.Endpoint))
 	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs = append(errs, httpsend.CheckTimeout(Medium, c.Timeout))
 	return errors.Join(errs...)
 }
 
 // Options wire a Sender.
-type Options struct {
-	Config     Config
-	HTTPClient *http.Client // nil: httpsend.NewClient
-	// Templates: alert_subject.text, alert.text, rollup_subject.text, rollup.text; nil: built in.
-	Templates *gateways.Templates
-	Location  *time.Location // where event times are shown; nil: UTC
-	Log       *zap.Logger
-	Now       func() time.Time // wall clock for Retry-After dates; default time.Now
-}
+type Options = httpsend.Options[Config]
 
 // Sender publishes alerts to SNS topics; it implements gateways.Sender: nil once SNS returned a
 // message id, gateways.Retryable for throttling (429 or a throttling error code, after
 // Retry-After), 5xx and network errors, gateways.Permanent for the rest (an unknown topic,
 // refused credentials, an invalid parameter).
 type Sender struct {
-	cfg    Config
-	client *awssns.Client
-	tpl    *gateways.Templates
-	loc    *time.Location
-	log    *zap.Logger
-	now    func() time.Time
+	httpsend.Base // Client is the HTTP client under client
+	cfg           Config
+	client        *awssns.Client
 }
 
 var _ gateways.Sender = (*Sender)(nil)
@@ -121,31 +101,18 @@ func NewSender(o Options) (*Sender, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sender{cfg: o.Config.withDefaults(), tpl: o.Templates, loc: o.Location, log: o.Log, now: o.Now}
-	httpClient := o.HTTPClient
-	if httpClient == nil {
-		httpClient = httpsend.NewClient(s.cfg.Timeout)
-	}
+	cfg := o.Config.withDefaults()
+	s := &Sender{cfg: cfg, Base: o.Base("sns_sender", cfg.Timeout)}
 	opts := awssns.Options{
 		Region:      s.cfg.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(s.cfg.AccessKey, s.cfg.SecretKey, ""),
-		HTTPClient:  httpClient,
+		HTTPClient:  s.Client,
 		Retryer:     aws.NopRetryer{}, // the gateway runner retries, honouring Retry-After
 	}
 	if s.cfg.Endpoint != "" {
 		opts.BaseEndpoint = aws.String(s.cfg.Endpoint)
 	}
 	s.client = awssns.New(opts)
-	if s.loc == nil {
-		s.loc = time.UTC
-	}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.log = s.log.With(zap.String("component", "sns_sender"))
 	return s, nil
 }
 
@@ -158,7 +125,7 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	if arn == nil {
 		return gateways.Permanent(fmt.Errorf("address %q is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<topic>)", a.Address))
 	}
-	m := gateways.NewMessage(a, s.loc)
+	m := gateways.NewMessage(a, s.Loc)
 	in := &awssns.PublishInput{TopicArn: aws.String(arn[0]), Message: aws.String(s.message(m)), Subject: aws.String(s.subject(m))}
 	if arn[3] != "" { // a FIFO topic: one group per check keeps its alerts in order
 		in.MessageGroupId = aws.String(groupID(a.EventID))
@@ -172,7 +139,7 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	if err != nil {
 		return s.classify(err, a)
 	}
-	s.log.Debug("message published", zap.String("check", a.EventID), zap.String("message_id", aws.ToString(out.MessageId)))
+	s.Log.Debug("message published", zap.String("check", a.EventID), zap.String("message_id", aws.ToString(out.MessageId)))
 	return nil
 }
 
@@ -206,7 +173,7 @@ func (s *Sender) classify(err error, a schema.Alert) error {
 	if throttling[code] && status != http.StatusTooManyRequests {
 		r.Status = http.StatusTooManyRequests
 	}
-	return httpsend.Classify(r, s.now(), described)
+	return httpsend.Classify(r, s.Now(), described)
 }
 
 // subject is the alert's subject (template alert_subject.text / rollup_subject.text, else
@@ -240,10 +207,10 @@ func (s *Sender) message(m gateways.Message) string {
 }
 
 func (s *Sender) render(name string, m gateways.Message, builtin func(gateways.Message) string) string {
-	if s.tpl == nil {
+	if s.Tpl == nil {
 		return builtin(m)
 	}
-	return s.tpl.Render(name, m, builtin, s.log)
+	return s.Tpl.Render(name, m, builtin, s.Log)
 }
 
 // Subject is the built-in subject: `Problem: 'HTTP' on web-01 is Critical`, or for a rollup

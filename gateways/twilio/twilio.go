@@ -53,48 +53,22 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem, each naming its setting.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	var errs []error
-	for _, req := range []struct{ name, v string }{
-		{"account_sid", c.AccountSID}, {"auth_token", c.AuthToken}, {"from", c.From},
-	} {
-		if strings.TrimSpace(req.v) == "" {
-			errs = append(errs, fmt.Errorf("gateways.%s.%s is required", Medium, req.name))
-		}
-	}
-	if err := httpsend.CheckBaseURL(c.Endpoint); err != nil {
-		errs = append(errs, fmt.Errorf("gateways.%s.endpoint %w", Medium, err))
-	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs := httpsend.Required(Medium, "account_sid", c.AccountSID, "auth_token", c.AuthToken, "from", c.From)
+	errs = append(errs, httpsend.CheckEndpoint(Medium, c.Endpoint))
+	errs = append(errs, httpsend.CheckTimeout(Medium, c.Timeout))
 	return errors.Join(errs...)
 }
 
 // Options wire a Sender.
-type Options struct {
-	Config Config
-	// HTTPClient sends the requests; nil: httpsend.NewClient.
-	HTTPClient *http.Client
-	// Templates replace the built-in texts (alert.text, rollup.text); nil: built in.
-	Templates *gateways.Templates
-	// Location is where event times are shown; nil: UTC.
-	Location *time.Location
-	Log      *zap.Logger
-	// Now reads the wall clock (Retry-After dates); default time.Now.
-	Now func() time.Time
-}
+type Options = httpsend.Options[Config]
 
 // Sender sends alerts as SMS through Twilio. It implements gateways.Sender: nil once Twilio
 // accepted the message (201), gateways.Retryable for 429 (after Retry-After), 408, 5xx and
 // network errors, gateways.Permanent for every other answer (an invalid number, bad
 // credentials).
 type Sender struct {
-	cfg    Config
-	client *http.Client
-	tpl    *gateways.Templates
-	loc    *time.Location
-	log    *zap.Logger
-	now    func() time.Time
+	httpsend.Base
+	cfg Config
 }
 
 var _ gateways.Sender = (*Sender)(nil)
@@ -104,21 +78,8 @@ func NewSender(o Options) (*Sender, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sender{cfg: o.Config.withDefaults(), client: o.HTTPClient, tpl: o.Templates, loc: o.Location, log: o.Log, now: o.Now}
-	if s.client == nil {
-		s.client = httpsend.NewClient(s.cfg.Timeout)
-	}
-	if s.loc == nil {
-		s.loc = time.UTC
-	}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.log = s.log.With(zap.String("component", "sms_twilio_sender"))
-	return s, nil
+	cfg := o.Config.withDefaults()
+	return &Sender{cfg: cfg, Base: o.Base("sms_twilio_sender", cfg.Timeout)}, nil
 }
 
 // messagingService is a Messaging Service SID, sent as MessagingServiceSid instead of From.
@@ -141,7 +102,7 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	if to == "" {
 		return gateways.Permanent(errors.New("alert has no phone number (address)"))
 	}
-	form := url.Values{"To": {to}, "Body": {gateways.RenderSMS(s.tpl, a, s.loc, s.log)}}
+	form := url.Values{"To": {to}, "Body": {gateways.RenderSMS(s.Tpl, a, s.Loc, s.Log)}}
 	if messagingService.MatchString(s.cfg.From) {
 		form.Set("MessagingServiceSid", s.cfg.From)
 	} else {
@@ -155,15 +116,15 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	req.SetBasicAuth(s.cfg.AccountSID, s.cfg.AuthToken)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	resp, err := httpsend.Do(ctx, s.client, s.cfg.Timeout, req, "Twilio")
+	resp, err := httpsend.Do(ctx, s.Client, s.cfg.Timeout, req, "Twilio")
 	if err != nil {
 		return gateways.Retryable(httpsend.ScrubError(err, s.cfg.AuthToken), 0)
 	}
 	if httpsend.OK(resp.Status) {
-		s.log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("status", resp.Status))
+		s.Log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("status", resp.Status))
 		return nil
 	}
-	return httpsend.Classify(resp, s.now(), fmt.Errorf("the Twilio API answered HTTP %d for %s: %s",
+	return httpsend.Classify(resp, s.Now(), fmt.Errorf("the Twilio API answered HTTP %d for %s: %s",
 		resp.Status, a.EventID, errorMessage(resp.Body, s.cfg.AuthToken)))
 }
 

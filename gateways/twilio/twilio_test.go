@@ -134,7 +134,7 @@ func TestNetworkErrorsAreRetriedWithoutSecrets(t *testing.T) {
 	srv.Answer(testproviders.Reply{Hang: true})
 	s := newSender(t, srv.URL, nil)
 	s.cfg.Timeout = 200 * time.Millisecond
-	s.client.Timeout = 200 * time.Millisecond
+	s.Client.Timeout = 200 * time.Millisecond
 	err := s.Send(context.Background(), alert("problem", "critical", "x"))
 	var de *gateways.DeliveryError
 	if !errors.As(err, &de) || de.Permanent || !strings.Contains(err.Error(), "no answer within 200ms") {

@@ -25,6 +25,5 @@ func stages(env gateways.Env) ([]lifecycle.Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := gateways.New(env.Delivery(Medium), sender)
-	return []lifecycle.Stage{{Name: "webhook gateway", Run: g.Run}}, nil
+	return gateways.SenderStages(env, Medium, sender), nil
 }

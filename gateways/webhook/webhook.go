@@ -64,10 +64,7 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem, each naming its setting.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	var errs []error
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("gateways.%s.timeout must be positive, got %s", Medium, c.Timeout))
-	}
+	errs := []error{httpsend.CheckTimeout(Medium, c.Timeout)}
 	for _, h := range c.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/@?# ") || strings.Contains(strings.TrimPrefix(h, "*."), "*") {
 			errs = append(errs, fmt.Errorf("gateways.%s.allowed_hosts: %q is not a host name (host, host:port or *.domain)", Medium, h))
@@ -93,11 +90,9 @@ type Options struct {
 // (after Retry-After), 5xx and network errors, gateways.Permanent for other answers, refused
 // hosts and refused redirects.
 type Sender struct {
-	cfg    Config
-	client *http.Client
-	log    *zap.Logger
-	ua     string
-	now    func() time.Time
+	httpsend.Base // Tpl and Loc unused: the queued JSON is posted as it is
+	cfg           Config
+	ua            string
 }
 
 var (
@@ -113,24 +108,18 @@ func NewSender(o Options) (*Sender, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sender{cfg: o.Config.withDefaults(), log: o.Log, now: o.Now, ua: "flapjack/" + o.Version}
-	if o.Version == "" {
-		s.ua = "flapjack/dev"
-	}
-	client := httpsend.NewClient(s.cfg.Timeout)
+	cfg := o.Config.withDefaults()
+	client := httpsend.NewClient(cfg.Timeout)
 	if o.HTTPClient != nil {
 		c := *o.HTTPClient
 		client = &c
 	}
 	client.CheckRedirect = checkRedirect
-	s.client = client
-	if s.log == nil {
-		s.log = zap.NewNop()
+	s := &Sender{cfg: cfg, ua: "flapjack/" + o.Version,
+		Base: httpsend.NewBase("webhook_sender", cfg.Timeout, client, nil, nil, o.Log, o.Now)}
+	if o.Version == "" {
+		s.ua = "flapjack/dev"
 	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.log = s.log.With(zap.String("component", "webhook_sender"))
 	return s, nil
 }
 
@@ -178,7 +167,7 @@ func (s *Sender) SendPayload(ctx context.Context, a schema.Alert, payload []byte
 		req.Header.Set(SignatureHeader, Sign(s.cfg.Secret, payload))
 	}
 	secrets := urlSecrets(target, s.cfg.Secret)
-	resp, err := httpsend.Do(ctx, s.client, s.cfg.Timeout, req, origin)
+	resp, err := httpsend.Do(ctx, s.Client, s.cfg.Timeout, req, origin)
 	if err != nil {
 		if errors.Is(err, errRedirect) {
 			return gateways.Permanent(httpsend.ScrubError(err, secrets...))
@@ -186,10 +175,10 @@ func (s *Sender) SendPayload(ctx context.Context, a schema.Alert, payload []byte
 		return gateways.Retryable(httpsend.ScrubError(err, secrets...), 0)
 	}
 	if httpsend.OK(resp.Status) {
-		s.log.Debug("alert posted", zap.String("check", a.EventID), zap.String("webhook", origin), zap.Int("status", resp.Status))
+		s.Log.Debug("alert posted", zap.String("check", a.EventID), zap.String("webhook", origin), zap.Int("status", resp.Status))
 		return nil
 	}
-	return httpsend.Classify(resp, s.now(), fmt.Errorf("webhook %s answered HTTP %d for %s: %s",
+	return httpsend.Classify(resp, s.Now(), fmt.Errorf("webhook %s answered HTTP %d for %s: %s",
 		origin, resp.Status, a.EventID, httpsend.Excerpt(resp.Body, secrets...)))
 }
 

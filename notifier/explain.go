@@ -1,0 +1,148 @@
+package notifier
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/notifier/timerestriction"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// intervalReason says why an interval holds a medium back.
+func intervalReason(c *candidate, n *schema.Notification) string {
+	if c.suppressedUntil > 0 {
+		return fmt.Sprintf("interval: %s was already alerted on %s within its %d s interval; held back until %s",
+			n.State, c.medium, c.interval, time.Unix(c.suppressedUntil, 0).UTC().Format(time.RFC3339))
+	}
+	return "interval: a drop_alerts_for_contact key suppresses this medium"
+}
+
+// explain describes, per contact, what routing made of the notification.
+func (p *plan) explain(contacts []model.Contact) []schema.ExplainContact {
+	out := make([]schema.ExplainContact, 0, len(contacts))
+	for i := range contacts {
+		c := &contacts[i]
+		ec := schema.ExplainContact{ID: c.ID, Name: strings.TrimSpace(c.FirstName + " " + c.LastName), Rules: p.rules[c.ID]}
+		seen := map[string]bool{}
+		for _, s := range p.sent {
+			if s.contact == c.ID {
+				ec.Media = append(ec.Media, schema.ExplainMedium{Medium: s.medium, Alerted: true, Reason: s.reason})
+				seen[s.medium] = true
+			}
+		}
+		for _, s := range p.skipped {
+			if s.contact != c.ID {
+				continue
+			}
+			if s.medium == "" {
+				ec.Reason = s.reason
+				continue
+			}
+			ec.Media = append(ec.Media, schema.ExplainMedium{Medium: s.medium, Reason: s.reason})
+			seen[s.medium] = true
+		}
+		if ec.Reason == "" {
+			for _, m := range slices.Sorted(maps.Keys(c.Media)) {
+				if !seen[m] {
+					ec.Media = append(ec.Media, schema.ExplainMedium{Medium: m, Reason: "not chosen by the rules for " + p.notification.Severity})
+				}
+			}
+		}
+		slices.SortStableFunc(ec.Media, func(a, b schema.ExplainMedium) int { return strings.Compare(a.Medium, b.Medium) })
+		out = append(out, ec)
+	}
+	return out
+}
+
+// recordExplain adds the routing decision to the check's explain list, in the same atomic write.
+func (nt *Notifier) recordExplain(p *plan, contacts []model.Contact, now time.Time) {
+	if nt.cfg.ExplainEntries <= 0 || p.notification == nil {
+		return
+	}
+	n := p.notification
+	e := schema.ExplainEntry{Time: now.Unix(), Stage: schema.ExplainNotifier, Type: n.Type, State: n.State,
+		Severity: n.Severity, Verdict: p.verdict, Contacts: p.explain(contacts)}
+	payload, _ := json.Marshal(e)
+	key := nt.keys.Explain(n.EventID)
+	p.record.Ops.LPush(key, payload)
+	p.record.Ops.LTrim(key, 0, int64(nt.cfg.ExplainEntries-1))
+}
+
+// RulesQuery is a hypothetical notification for one contact (`flapjack rules test`).
+type RulesQuery struct {
+	Contact, Entity, Check, State string
+	Tags                          []string
+	Time                          time.Time
+}
+
+// RulesAnswer is what routing would do with it now.
+type RulesAnswer struct {
+	Time     time.Time             `json:"time"`
+	Timezone string                `json:"timezone"`
+	CheckID  string                `json:"check"`
+	Type     string                `json:"type"`
+	Severity string                `json:"severity"`
+	Contact  schema.ExplainContact `json:"contact"`
+}
+
+// ErrNoContact is returned for a contact that does not exist.
+var ErrNoContact = errors.New("no such contact")
+
+// TestRules answers which of a contact's media a notification would alert at q.Time and why,
+// by running the notifier's own routing, interval and rollup decisions on what Redis holds
+// without writing anything: the planned writes are discarded.
+func TestRules(conn redis.Conn, keys schema.Keys, cfg Config, q RulesQuery) (RulesAnswer, error) {
+	if cfg.DefaultTimezone == nil {
+		cfg.DefaultTimezone = time.UTC
+	}
+	if cfg.DefaultInterval <= 0 {
+		cfg.DefaultInterval = 15 * time.Minute
+	}
+	nt := &Notifier{keys: keys, cfg: cfg, log: zap.NewNop(), m: NewMetrics(nil),
+		router: newRouter(timerestriction.NewCache(64)), zones: newZoneCache(cfg.DefaultTimezone)}
+	contacts, err := model.LoadContacts(conn, keys, []string{q.Contact})
+	if err != nil {
+		return RulesAnswer{}, err
+	}
+	if len(contacts) == 0 {
+		return RulesAnswer{}, fmt.Errorf("%w: %s", ErrNoContact, q.Contact)
+	}
+	state := strings.ToLower(q.State)
+	n := schema.Notification{EventID: q.Entity + ":" + q.Check, State: state, Tags: q.Tags,
+		Type: schema.NotificationProblem, Severity: state}
+	switch state {
+	case schema.StateOK, "up":
+		n.Type, n.Severity = schema.NotificationRecovery, schema.SeverityOK
+	case "acknowledgement":
+		n.Type, n.Severity = schema.NotificationAcknowledgement, schema.SeverityCritical
+	case schema.StateCritical, schema.StateWarning, schema.StateUnknown:
+	case "down":
+		n.Severity = schema.SeverityCritical
+	default:
+		return RulesAnswer{}, fmt.Errorf("state %q: use ok, warning, critical, unknown or acknowledgement", q.State)
+	}
+	if n.Tags == nil {
+		n.Tags = []string{}
+	}
+	p := &plan{notification: &n, verdict: "routed"}
+	cands := nt.candidates(p, contacts, q.Entity, q.Time)
+	if err := nt.readSuppression(conn, &n, cands, q.Time); err != nil {
+		return RulesAnswer{}, err
+	}
+	if err := nt.readAlerting(conn, &n, cands, q.Time); err != nil {
+		return RulesAnswer{}, err
+	}
+	nt.decide(p, contacts, cands, q.Time)
+	loc := nt.zones.location(contacts[0].Timezone, func(error) {})
+	return RulesAnswer{Time: q.Time.In(loc), Timezone: loc.String(), CheckID: n.EventID, Type: n.Type,
+		Severity: n.Severity, Contact: p.explain(contacts)[0]}, nil
+}
