@@ -132,6 +132,10 @@ var Core = Table{
 	{Key: "receiver.nagios.pipe_size", Kind: Int, Default: "1048576", Usage: "pipe buffer asked for at open, capped by /proc/sys/fs/pipe-max-size (Nagios drops a result that finds the pipe full)"},
 	{Key: "receiver.nagios.spool_dir", Default: "/var/spool/flapjack/nagios", Usage: "directory where `receiver nagios` spools events while Redis is away (drained in order when it returns)"},
 	{Key: "receiver.nagios.spool_max_bytes", Kind: Int, Default: "268435456", Usage: "bound of the Nagios spool (default: an hour of 10,000 services at one result a minute); when full the oldest events are dropped and counted"},
+	{Key: "receiver.sensu.enabled", Kind: Bool, Default: "false", Usage: "run the Sensu TCP receiver (receiver.sensu.listen) in `server`; `flapjack receiver sensu` runs it alone"},
+	{Key: "receiver.sensu.listen", Default: "127.0.0.1:3031", Usage: "address the Sensu receiver accepts Sensu Go TCP handler connections on (one JSON event per connection)"},
+	{Key: "receiver.sensu.spool_dir", Default: "/var/tmp/flapjack-sensu-spool", Usage: "directory Sensu events are kept in while Redis is unavailable (the TCP receiver and `receiver json --sensu`), delivered in order when it answers again"},
+	{Key: "receiver.sensu.spool_max_bytes", Kind: Int, Default: "67108864", Usage: "largest size of receiver.sensu.spool_dir; when full the oldest events are dropped (a sixteenth of it at a time), counted and logged"},
 
 	{Key: "gateways.retry.max_attempts", Kind: Int, Default: "6", Usage: "delivery attempts before an alert is dead-lettered to <medium>_notifications_failed"},
 	{Key: "gateways.retry.first_backoff", Kind: Duration, Default: "1s", Usage: "wait after the first failed attempt (doubles each time)"},

@@ -31,8 +31,9 @@ type NagiosOptions struct {
 	ReplaceFile bool
 	// PipeSize is the pipe buffer asked for (0: DefaultPipeSize; negative: leave it).
 	PipeSize int
-	// Spool keeps events while Redis is away; nil: the reader waits for Redis instead (Nagios'
-	// writes are then dropped once the pipe is full).
+	// Spool keeps events while Redis is away (what it drops when full is logged through
+	// RunNagios's logger); nil: the reader waits for Redis instead (Nagios' writes are then
+	// dropped once the pipe is full).
 	Spool *Spool
 	// Stats, if set, is updated as RunNagios works (see NewNagiosStats for its metrics).
 	Stats *NagiosStats
@@ -103,6 +104,9 @@ func RunNagios(ctx context.Context, opts NagiosOptions, enq Enqueuer, log *zap.L
 		opts.Stats = NewNagiosStats(nil)
 	}
 	log = log.With(zap.String("receiver", "nagios"), zap.String("fifo", opts.FIFO))
+	if opts.Spool != nil {
+		opts.Spool.SetLogger(log)
+	}
 	aside, err := prepareFIFO(opts, log)
 	if err != nil {
 		return err
@@ -301,28 +305,17 @@ func (s *sender) deliver(ctx context.Context, b [][]byte) {
 		return
 	}
 	s.stats.Spooled.Add(int64(len(b)))
-	if dropped > 0 {
-		s.stats.Dropped.Add(int64(dropped))
-		s.log.Warn("spool full; dropped the oldest events", zap.Int("dropped", dropped),
-			zap.Int64("dropped_total", s.spool.Dropped()))
-	}
+	s.stats.Dropped.Add(int64(dropped)) // the spool logs what it dropped
 }
 
-// drainOne queues the oldest spooled segment; false when Redis is still away.
+// drainOne queues the oldest spooled segment; false when Redis is still away (or another
+// process is draining the spool).
 func (s *sender) drainOne(ctx context.Context) bool {
-	seq, evs, err := s.spool.Oldest()
-	if err != nil {
-		s.log.Error("reading the spool", zap.Error(err))
-	}
-	for len(evs) > 0 {
-		n, err := s.publish(ctx, evs)
-		evs = evs[n:]
-		if err != nil {
-			return false
+	if _, err := s.spool.DrainOldest(ctx, s.publish); err != nil {
+		if !errors.Is(err, ErrSpoolBusy) && !s.down {
+			s.log.Error("draining the spool", zap.Error(err))
 		}
-	}
-	if err := s.spool.Remove(seq); err != nil {
-		s.log.Error("removing a drained spool segment", zap.Error(err))
+		return false
 	}
 	if s.spool.Len() == 0 && s.down {
 		s.down = false

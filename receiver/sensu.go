@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,13 +25,18 @@ import (
 // check.name, or check.metadata.name; state from check.status: 0 ok, 1 warning, 2 critical,
 // anything else unknown (Sensu's "action", "occurrences" and history are not used: Flapjack
 // keeps its own state and applies its own failure delays); summary = the first line of
-// check.output and details = the rest; time = check.executed, or check.issued when executed is
-// missing or 0 (a time of 0 would look older than every earlier event and be ignored, SPEC 4.11);
-// type = service.
+// check.output up to a '|' and details = the rest; perfdata = the first line's text after '|'
+// (Nagios plugin output, as the Nagios receiver reads it), followed by one `name=value` for each
+// of Sensu Go's metrics.points; time = check.executed, or check.issued when executed is missing
+// or 0 (a time of 0 would look older than every earlier event and be ignored, SPEC 4.11); type =
+// service. Sensu Go keepalives arrive as the check "keepalive" and need nothing special.
 //
-// Tags: only check.flapjack_tags (an array of strings), if present, become the event's tags.
-// Check tags and client/entity subscriptions are not added: they describe Sensu's routing, and
-// turning them into Flapjack tags would silently change which notification rules match.
+// Tags, in this order without repeats: check.flapjack_tags (Sensu 1.x custom attribute, an
+// array of strings); the label flapjack_tags (comma-separated) of entity.metadata.labels then
+// check.metadata.labels; the annotation flapjack_tags (a JSON array of strings) of
+// entity.metadata.annotations then check.metadata.annotations. Check tags and client/entity
+// subscriptions are not added: they describe Sensu's routing, and turning them into Flapjack
+// tags would silently change which notification rules match.
 // check.duration (execution time) is not Flapjack's duration (acknowledgement length) and is
 // ignored. Every other field is ignored.
 //
@@ -64,8 +70,19 @@ func ParseSensuEvent(raw []byte) (schema.Event, error) {
 		fail("%s", reason)
 	}
 	ev := map[string]any{"type": schema.TypeService, "entity": entity}
+	var tags []string
 	if check != nil {
 		checkEvent(check, ev, fail)
+		tags = flapjackTags(top, check, fail)
+	}
+	if len(tags) > 0 {
+		ev["tags"] = tags
+	}
+	if points := metricPoints(top["metrics"], fail); points != "" {
+		if p, _ := ev["perfdata"].(string); p != "" {
+			points = p + " " + points
+		}
+		ev["perfdata"] = points
 	}
 	if len(reasons) > 0 {
 		return schema.Event{}, &schema.RejectError{Reasons: reasons}
@@ -109,6 +126,10 @@ func checkEvent(check map[string]json.RawMessage, ev map[string]any, fail func(s
 			fail("check.output must be a string")
 		} else {
 			summary, details, _ := strings.Cut(output, "\n")
+			if text, perfdata, ok := strings.Cut(summary, "|"); ok {
+				summary = strings.TrimSpace(text)
+				ev["perfdata"] = strings.TrimSpace(perfdata)
+			}
 			ev["summary"], ev["details"] = summary, details
 		}
 	}
@@ -129,14 +150,105 @@ func checkEvent(check map[string]json.RawMessage, ev map[string]any, fail func(s
 		}
 	}
 
-	if v := check["flapjack_tags"]; present(v) {
-		var tags []string
-		if json.Unmarshal(v, &tags) != nil {
-			fail("check.flapjack_tags must be an array of strings")
-		} else {
-			ev["tags"] = tags
+}
+
+// TagsKey is the Sensu Go label or annotation (and the Sensu 1.x check attribute) whose value
+// becomes the event's tags.
+const TagsKey = "flapjack_tags"
+
+// flapjackTags collects the tags of a Sensu event (see ParseSensuEvent), without repeats.
+func flapjackTags(top, check map[string]json.RawMessage, fail func(string, ...any)) []string {
+	var tags []string
+	add := func(ts ...string) {
+		for _, t := range ts {
+			if t = strings.TrimSpace(t); t != "" && !slices.Contains(tags, t) {
+				tags = append(tags, t)
+			}
 		}
 	}
+	if v := check[TagsKey]; present(v) {
+		var list []string
+		if json.Unmarshal(v, &list) != nil {
+			fail("check.flapjack_tags must be an array of strings")
+		}
+		add(list...)
+	}
+	entity, _ := object(top["entity"], "entity")
+	owners := []struct {
+		name string
+		obj  map[string]json.RawMessage
+	}{{"entity", entity}, {"check", check}}
+	for _, kind := range []string{"labels", "annotations"} {
+		for _, o := range owners {
+			v, ok := metadataString(o.obj, kind, fail, o.name)
+			if !ok {
+				continue
+			}
+			where := fmt.Sprintf("%s.metadata.%s.%s", o.name, kind, TagsKey)
+			if kind == "labels" {
+				add(strings.Split(v, ",")...)
+				continue
+			}
+			var list []string
+			if json.Unmarshal([]byte(v), &list) != nil {
+				fail("%s must be a JSON array of strings, got %q", where, text.Truncate(v, 40))
+			}
+			add(list...)
+		}
+	}
+	return tags
+}
+
+// metadataString returns obj.metadata.<kind>.flapjack_tags when it is there.
+func metadataString(obj map[string]json.RawMessage, kind string, fail func(string, ...any), name string) (string, bool) {
+	if obj == nil {
+		return "", false
+	}
+	meta, _ := object(obj["metadata"], "")
+	if meta == nil || !present(meta[kind]) {
+		return "", false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta[kind], &m) != nil || !present(m[TagsKey]) {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(m[TagsKey], &s) != nil {
+		fail("%s.metadata.%s.%s must be a string", name, kind, TagsKey)
+		return "", false
+	}
+	return s, true
+}
+
+// metricPoints turns Sensu Go's metrics.points (Graphite-style points: name, value, timestamp,
+// tags) into Nagios perfdata, `name=value` each, space-separated; a name with a space, '=' or
+// quote is quoted as perfdata labels are. The points' timestamps and tags are not kept.
+func metricPoints(v json.RawMessage, fail func(string, ...any)) string {
+	if !present(v) {
+		return ""
+	}
+	var metrics struct {
+		Points []struct {
+			Name  string   `json:"name"`
+			Value *float64 `json:"value"`
+		} `json:"points"`
+	}
+	if json.Unmarshal(v, &metrics) != nil {
+		fail("metrics.points must be an array of {name, value} objects")
+		return ""
+	}
+	var parts []string
+	for _, p := range metrics.Points {
+		if strings.TrimSpace(p.Name) == "" || p.Value == nil {
+			continue
+		}
+		name := p.Name
+		if strings.ContainsAny(name, " ='") {
+			name = "'" + strings.ReplaceAll(name, "'", "''") + "'"
+		}
+		parts = append(parts, name+"="+strconv.FormatFloat(*p.Value, 'f', -1, 64))
+	}
+	return strings.Join(parts, " ")
 }
 
 // present reports a field that exists and is not null.

@@ -3,6 +3,8 @@ package receiver
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -210,4 +212,107 @@ func TestRunJSONSensu(t *testing.T) {
 		t.Errorf("events %+v", events)
 	}
 	assertRejections(t, rej.get(), []Rejection{{Record: 2, Line: 32, Input: bad, Reasons: []string{"check.status is required"}}})
+}
+
+// sensuGoFixtures are events as a Sensu Go 6 backend hands them to its handlers: corev2.Event
+// values (github.com/sensu/core/v2 v2.20.0-alpha1, the version sensu-go's main branch uses)
+// marshalled with encoding/json, which is what the backend's built-in JSON mutator
+// (backend/pipeline/mutator/json.go) does before a pipe handler's stdin or a TCP handler's
+// socket (backend/pipeline/handler/legacy.go). testdata/README.md says how they were made.
+var sensuGoFixtures = []struct {
+	file string
+	want schema.Event
+}{
+	{"sensu-go-ok.json", schema.Event{Entity: "web-01", Check: "http", Type: "service", State: "ok",
+		Summary: "HTTP OK: 200 in 0.01s", Perfdata: "time=0.010s;1;2;0", Time: 1700000010, HasTime: true}},
+	{"sensu-go-warning.json", schema.Event{Entity: "web-01", Check: "disk", Type: "service", State: "warning",
+		Summary: "DISK WARNING - / is 88% full", Details: "second line", Perfdata: "used=88%;85;95", Time: 1700000020, HasTime: true}},
+	{"sensu-go-critical.json", schema.Event{Entity: "db-01", Check: "postgres", Type: "service", State: "critical",
+		Summary: "CRITICAL - connection refused", Time: 1700000030, HasTime: true}},
+	{"sensu-go-unknown.json", schema.Event{Entity: "db-01", Check: "backup", Type: "service", State: "unknown",
+		Summary: "UNKNOWN - no state file", Time: 1700000040, HasTime: true}},
+	{"sensu-go-labels.json", schema.Event{Entity: "web-02", Check: "load", Type: "service", State: "ok",
+		Summary: "load average: 0.10, 0.20, 0.30", Time: 1700000050, HasTime: true, Tags: []string{"team-web", "tier-1", "load"}}},
+	{"sensu-go-annotations.json", schema.Event{Entity: "web-02", Check: "ntp", Type: "service", State: "warning",
+		Summary: "NTP WARNING: offset 0.8s", Time: 1700000060, HasTime: true, Tags: []string{"team-web", "Tier 1", "time"}}},
+	{"sensu-go-metrics.json", schema.Event{Entity: "web-03", Check: "cpu-metrics", Type: "service", State: "ok",
+		Summary: "cpu.user 12.5 1700000070", Details: "cpu.system 3 1700000070", Perfdata: "web-03.cpu.user=12.5 web-03.cpu.system=3",
+		Time: 1700000070, HasTime: true}},
+	{"sensu-go-keepalive.json", schema.Event{Entity: "web-04", Check: "keepalive", Type: "service", State: "warning",
+		Summary: "No keepalive sent from web-04 for 120 seconds (>= 120)", Time: 1700000080, HasTime: true}},
+}
+
+func readFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestParseSensuGoFixtures(t *testing.T) {
+	t.Parallel()
+	for _, f := range sensuGoFixtures {
+		got, err := ParseSensuEvent(readFixture(t, f.file))
+		if err != nil {
+			t.Errorf("%s: %v", f.file, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, f.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", f.file, got, f.want)
+		}
+	}
+}
+
+func TestParseSensuTagsAndPerfdata(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		in       string
+		tags     []string
+		perfdata string
+		summary  string
+		reasons  []string
+	}{
+		{
+			name:    "1.x attribute, Sensu Go labels and annotations together, without repeats",
+			in:      `{"entity":{"metadata":{"name":"h","labels":{"flapjack_tags":"a, b,,"},"annotations":{"flapjack_tags":"[\"b\",\"c\"]"}}},"check":{"name":"c","status":0,"flapjack_tags":["z","a"],"metadata":{"labels":{"flapjack_tags":"d"}}}}`,
+			tags:    []string{"z", "a", "b", "d", "c"},
+			summary: "",
+		},
+		{
+			name:     "output perfdata then metric points",
+			in:       `{"entity":{"metadata":{"name":"h"}},"check":{"metadata":{"name":"c"},"status":0,"output":"OK - fine|used=40%;80;90\nmore|not=perfdata"},"metrics":{"points":[{"name":"my metric","value":1.5,"timestamp":1},{"name":"x","value":-2e-3}]}}`,
+			perfdata: "used=40%;80;90 'my metric'=1.5 x=-0.002",
+			summary:  "OK - fine",
+		},
+		{
+			name:    "annotation that is not a JSON list",
+			in:      `{"entity":{"metadata":{"name":"h"}},"check":{"metadata":{"name":"c","annotations":{"flapjack_tags":"a,b"}},"status":0}}`,
+			reasons: []string{`check.metadata.annotations.flapjack_tags must be a JSON array of strings, got "a,b"`},
+		},
+		{
+			name:    "metrics that are not points",
+			in:      `{"entity":{"metadata":{"name":"h"}},"check":{"metadata":{"name":"c"},"status":0},"metrics":{"points":"x"}}`,
+			reasons: []string{"metrics.points must be an array of {name, value} objects"},
+		},
+	}
+	for _, tc := range tests {
+		got, err := ParseSensuEvent([]byte(tc.in))
+		if tc.reasons != nil {
+			var rej *schema.RejectError
+			if !errors.As(err, &rej) || !reflect.DeepEqual(rej.Reasons, tc.reasons) {
+				t.Errorf("%s: got %v, want reasons %q", tc.name, err, tc.reasons)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !reflect.DeepEqual(got.Tags, tc.tags) || got.Perfdata != tc.perfdata || got.Summary != tc.summary {
+			t.Errorf("%s: tags %q perfdata %q summary %q, want %q %q %q", tc.name, got.Tags, got.Perfdata, got.Summary, tc.tags, tc.perfdata, tc.summary)
+		}
+	}
 }

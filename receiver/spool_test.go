@@ -1,9 +1,14 @@
 package receiver
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func spoolEvents(from, n int) [][]byte {
@@ -109,3 +114,158 @@ func TestSpoolBoundedDropsOldestCounted(t *testing.T) {
 		t.Errorf("oversized batch: dropped %d, want 30000", d)
 	}
 }
+
+func TestSpoolingEnqueuerKeepsOrderThroughAnOutage(t *testing.T) {
+	t.Parallel()
+	next := &memEnqueuer{}
+	s, err := OpenSpool(t.TempDir(), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &SpoolingEnqueuer{Next: next, Spool: s}
+	ctx := context.Background()
+	ev := func(i int) []byte { return []byte(fmt.Sprintf(`{"n":%d}`, i)) }
+	if err := e.Enqueue(ctx, ev(0)); err != nil {
+		t.Fatal(err)
+	}
+	// Redis away for the next five events (each Enqueue tries a drain first, then the event).
+	next.mu.Lock()
+	next.failN = 1 << 30
+	next.mu.Unlock()
+	for i := 1; i <= 5; i++ {
+		if err := e.Enqueue(ctx, ev(i)); err != nil {
+			t.Fatalf("event %d: %v (must be spooled, not fail)", i, err)
+		}
+	}
+	if n := s.Len(); n != 5 || e.Spooled() != 5 || next.count() != 1 {
+		t.Fatalf("spool %d, spooled %d, delivered %d; want 5, 5, 1", n, e.Spooled(), next.count())
+	}
+	next.mu.Lock()
+	next.failN = 0
+	next.mu.Unlock()
+	if err := e.Enqueue(ctx, ev(6)); err != nil {
+		t.Fatal(err)
+	}
+	got := next.raw()
+	if len(got) != 7 || s.Len() != 0 {
+		t.Fatalf("delivered %d, spool %d; want 7, 0", len(got), s.Len())
+	}
+	for i, b := range got {
+		if string(b) != string(ev(i)) {
+			t.Errorf("event %d is %s, want %s (order lost)", i, b, ev(i))
+		}
+	}
+}
+
+// TestSpoolDropsTheOldestWhenFullAndSaysSo: with a bound of a few events each segment holds
+// one, so exactly the oldest is dropped, counted and logged.
+func TestSpoolDropsTheOldestWhenFullAndSaysSo(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zapcore.InfoLevel)
+	s, err := OpenSpool(t.TempDir(), 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetLogger(zap.New(core))
+	for i := range 5 {
+		if _, err := s.Append([][]byte{[]byte(fmt.Sprintf(`{"n":%d}`, i))}); err != nil { // 8 bytes each
+			t.Fatal(err)
+		}
+	}
+	if s.Len() != 4 || s.Dropped() != 1 {
+		t.Fatalf("spool holds %d, dropped %d; want 4, 1", s.Len(), s.Dropped())
+	}
+	if l := logs.FilterMessage("spool full: oldest spooled events dropped").All(); len(l) != 1 || l[0].ContextMap()["first"] != `{"n":0}` {
+		t.Fatalf("drop log %+v", l)
+	}
+	next := &memEnqueuer{}
+	if n, err := s.Drain(context.Background(), next); err != nil || n != 4 {
+		t.Fatalf("drained %d, %v", n, err)
+	}
+	if got := next.raw(); string(got[0]) != `{"n":1}` || string(got[3]) != `{"n":4}` {
+		t.Fatalf("drained %q", got)
+	}
+	if _, err := s.Append([][]byte{make([]byte, 32)}); err == nil {
+		t.Fatal("an event larger than the whole spool was accepted")
+	}
+}
+
+// TestSpoolSharedByProcesses: two Spools on one directory (a pipe handler and a receiver)
+// append in order into the same queue, only one drains at a time, and a drain that fails half
+// way leaves only what was not queued, so nothing is queued twice.
+func TestSpoolSharedByProcesses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, err := OpenSpool(dir, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenSpool(dir, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		sp := a
+		if i%2 == 1 {
+			sp = b
+		}
+		if _, err := sp.Append(spoolEvents(i*10, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// While a drains, b cannot.
+	held := make(chan struct{})
+	release := make(chan struct{})
+	go func() {
+		_, _ = a.DrainOldest(context.Background(), func(context.Context, [][]byte) (int, error) {
+			close(held)
+			<-release
+			return 0, errEnqueue
+		})
+	}()
+	<-held
+	if _, err := b.DrainOldest(context.Background(), func(_ context.Context, evs [][]byte) (int, error) { return len(evs), nil }); err != ErrSpoolBusy {
+		t.Fatalf("second drainer: %v, want ErrSpoolBusy", err)
+	}
+	if n, err := b.Drain(context.Background(), &memEnqueuer{}); n != 0 || err != nil {
+		t.Fatalf("Drain while another drains: %d, %v; want 0, nil", n, err)
+	}
+	close(release)
+	// b drains, Redis failing after 25 events: those are removed, the rest kept.
+	next := &memEnqueuer{}
+	flaky := enqueuerFunc(func(ctx context.Context, ev []byte) error {
+		if next.count() == 25 {
+			return errEnqueue
+		}
+		return next.Enqueue(ctx, ev)
+	})
+	for {
+		if _, err := b.Drain(context.Background(), flaky); err == errEnqueue {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := b.Len(); n != 35 {
+		t.Fatalf("after a drain failing at 25 events, %d are spooled; want 35", n)
+	}
+	if _, err := a.Append(spoolEvents(60, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Drain(context.Background(), next); err != nil {
+		t.Fatal(err)
+	}
+	got := next.raw()
+	if len(got) != 65 {
+		t.Fatalf("queued %d events, want 65 (each once)", len(got))
+	}
+	for i, g := range got {
+		if want := fmt.Sprintf(`{"n":%06d}`, i); string(g) != want {
+			t.Fatalf("event %d is %s, want %s", i, g, want)
+		}
+	}
+}
+
+type enqueuerFunc func(context.Context, []byte) error
+
+func (f enqueuerFunc) Enqueue(ctx context.Context, ev []byte) error { return f(ctx, ev) }

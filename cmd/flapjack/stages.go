@@ -184,6 +184,9 @@ func serverStages(p *process) ([]lifecycle.Stage, error) {
 	if v.Bool("web.enabled") {
 		builders = append(builders, webStages)
 	}
+	if v.Bool("receiver.sensu.enabled") {
+		builders = append(builders, sensuStages)
+	}
 	var stages []lifecycle.Stage
 	for _, build := range builders {
 		s, err := build(p)
@@ -197,7 +200,7 @@ func serverStages(p *process) ([]lifecycle.Stage, error) {
 
 // stageSwitches are the settings that switch `server`'s stages on and off.
 func stageSwitches() []string {
-	out := []string{"executive.enabled", "notifier.enabled", "retention.enabled", "http.enabled", "web.enabled"}
+	out := []string{"executive.enabled", "notifier.enabled", "retention.enabled", "http.enabled", "web.enabled", "receiver.sensu.enabled"}
 	for _, m := range media.WithGateway() {
 		out = append(out, gateways.EnabledSetting(m.Name))
 	}
