@@ -90,9 +90,10 @@ func TestConfigDefaults(t *testing.T) {
 func TestBackoff(t *testing.T) {
 	t.Parallel()
 	g := &Client{cfg: DefaultConfig()}
+	backoff := g.reconnectBackoff()
 	var got []string
 	for f := 1; f <= 8; f++ {
-		got = append(got, g.backoff(f).String())
+		got = append(got, backoff.Delay(f-1).String())
 	}
 	if want := "2s 4s 8s 16s 32s 1m0s 1m0s 1m0s"; strings.Join(got, " ") != want {
 		t.Errorf("backoff = %v, want %s", got, want)

@@ -14,10 +14,6 @@ import (
 	"github.com/flapjackgo/flapjack/queue"
 )
 
-// stableSession is how long a session must last for the next reconnect to be immediate again;
-// shorter sessions keep backing off (a server that drops us at once is not hammered).
-const stableSession = 30 * time.Second
-
 // Run owns the connection until ctx ends: connect, serve, and reconnect with capped backoff
 // (first attempt immediate, then ReconnectMin doubling up to ReconnectMax). It returns nil
 // when ctx ends.
@@ -30,38 +26,7 @@ func (c *Client) Run(ctx context.Context) error {
 		c.log.Warn("connecting to the XMPP server through the proxy set in HTTP_PROXY (add the server to NO_PROXY to connect directly)",
 			zap.String("server", c.cfg.host()))
 	}
-	failures := 0
-	for ctx.Err() == nil {
-		if failures > 0 {
-			delay := c.backoff(failures)
-			c.log.Info("reconnecting to the XMPP server", zap.Duration("in", delay), zap.Int("attempt", failures+1))
-			queue.Sleep(ctx, delay)
-			if ctx.Err() != nil {
-				break
-			}
-		}
-		client, err := c.login().Dial(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			failures++
-			c.log.Warn("cannot connect to the XMPP server", zap.String("server", c.cfg.host()),
-				zap.String("jid", c.account), zap.String("tls", c.cfg.TLS), zap.Error(err))
-			continue
-		}
-		started := time.Now()
-		err = c.serve(ctx, client)
-		if ctx.Err() != nil {
-			break
-		}
-		c.log.Warn("XMPP connection lost", zap.Error(err), zap.Duration("after", time.Since(started)))
-		if time.Since(started) >= stableSession {
-			failures = 0
-		} else {
-			failures++
-		}
-	}
+	c.login().KeepConnected(ctx, c.log, c.reconnectBackoff(), c.serve)
 	c.log.Info("jabber gateway stopped")
 	return nil
 }
@@ -88,10 +53,9 @@ func proxyFor(addr string, getenv func(string) string) string {
 	return proxy
 }
 
-// backoff is the wait before reconnecting after failures consecutive failures (at least 1).
-func (c *Client) backoff(failures int) time.Duration {
-	reconnect := queue.Backoff{First: c.cfg.ReconnectMin, Max: c.cfg.ReconnectMax}
-	return reconnect.Delay(failures - 1)
+// reconnectBackoff spaces connection attempts: ReconnectMin doubling up to ReconnectMax.
+func (c *Client) reconnectBackoff() queue.Backoff {
+	return queue.Backoff{First: c.cfg.ReconnectMin, Max: c.cfg.ReconnectMax}
 }
 
 // login is the Client's XMPP account.

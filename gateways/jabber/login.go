@@ -6,6 +6,9 @@ import (
 	"time"
 
 	xmpp "github.com/xmppo/go-xmpp"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/queue"
 )
 
 // Login is one XMPP account's connection as flapjack makes it: TLS mode, keepalive pings,
@@ -69,5 +72,47 @@ func (l Login) Dial(ctx context.Context) (*xmpp.Client, error) {
 			}
 		}()
 		return nil, ctx.Err()
+	}
+}
+
+// stableSession is how long a session must last for the next reconnect to be immediate again;
+// a server that accepts logins and then drops them at once is retried with backoff.
+const stableSession = 30 * time.Second
+
+// KeepConnected owns the login's connection until ctx ends: dial, serve, and reconnect with
+// backoff (first attempt immediate, then backoff.First doubling up to backoff.Max). serve runs
+// one session and returns when the connection fails or ctx ends.
+func (l Login) KeepConnected(ctx context.Context, log *zap.Logger, backoff queue.Backoff, serve func(context.Context, *xmpp.Client) error) {
+	failures := 0
+	for ctx.Err() == nil {
+		if failures > 0 {
+			delay := backoff.Delay(failures - 1)
+			log.Info("reconnecting to the XMPP server", zap.Duration("in", delay), zap.Int("attempt", failures+1))
+			queue.Sleep(ctx, delay)
+			if ctx.Err() != nil {
+				return
+			}
+		}
+		client, err := l.Dial(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			failures++
+			log.Warn("cannot connect to the XMPP server", zap.String("server", l.Host),
+				zap.String("jid", l.User), zap.String("tls", l.TLS), zap.Error(err))
+			continue
+		}
+		started := time.Now()
+		err = serve(ctx, client)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("XMPP connection lost", zap.Error(err), zap.Duration("after", time.Since(started)))
+		if time.Since(started) >= stableSession {
+			failures = 0
+		} else {
+			failures++
+		}
 	}
 }

@@ -16,9 +16,6 @@ import (
 	"github.com/flapjackgo/flapjack/queue"
 )
 
-// stableSession is how long a session must last for the next reconnect to be immediate again.
-const stableSession = 30 * time.Second
-
 // errNotConnected is returned by say while no session is up.
 var errNotConnected = errors.New("not connected to the XMPP server")
 
@@ -117,39 +114,7 @@ func (c *roomConn) say(text string) error {
 // run owns the connection until ctx ends: connect, serve, and reconnect (first attempt
 // immediate, then waits doubling up to a minute).
 func (c *roomConn) run(ctx context.Context) {
-	backoff := queue.Backoff{First: defaultReconnectMin, Max: defaultReconnectMax}
-	failures := 0
-	for ctx.Err() == nil {
-		if failures > 0 {
-			delay := backoff.Delay(failures - 1)
-			c.log.Info("reconnecting to the XMPP server", zap.Duration("in", delay), zap.Int("attempt", failures+1))
-			queue.Sleep(ctx, delay)
-			if ctx.Err() != nil {
-				return
-			}
-		}
-		client, err := c.login().Dial(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			failures++
-			c.log.Warn("cannot connect to the XMPP server", zap.String("server", c.cfg.host()),
-				zap.String("jid", c.account), zap.String("tls", c.cfg.TLS), zap.Error(err))
-			continue
-		}
-		started := time.Now()
-		err = c.serve(ctx, client)
-		if ctx.Err() != nil {
-			return
-		}
-		c.log.Warn("XMPP connection lost", zap.Error(err), zap.Duration("after", time.Since(started)))
-		if time.Since(started) >= stableSession {
-			failures = 0
-		} else {
-			failures++
-		}
-	}
+	c.login().KeepConnected(ctx, c.log, queue.Backoff{First: defaultReconnectMin, Max: defaultReconnectMax}, c.serve)
 }
 
 // login is oobetet's XMPP account, connected as the Jabber gateway connects.
