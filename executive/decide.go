@@ -251,7 +251,7 @@ func (d *decider) applyIntents(in *intents, view *checkView, w *model.CheckWrite
 
 // notify records and queues the notification (reference §2.8).
 func (d *decider) notify(ev *schema.Event, f *model.CheckFacts, view *checkView, in *intents, w *model.CheckWriter, now, seq int64) *schema.Notification {
-	maxSeverity := maxNotifiedSeverity(f)
+	maxSeverity := f.MaxNotifiedSeverity()
 	n := &schema.Notification{
 		EventID:  f.ID,
 		State:    ev.State,

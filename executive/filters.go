@@ -64,31 +64,6 @@ func lastNotification(f *model.CheckFacts) (kind string, at int64) {
 	return kind, at
 }
 
-// noSeverity is notified_severity's value right after a recovery.
-const noSeverity = "none"
-
-// maxNotifiedSeverity is the highest failing severity notified since the last recovery
-// (reference §2.5), in priority order rather than recency: the recorded value, else derived from
-// the timestamps (a database written by Flapjack 1.x).
-func maxNotifiedSeverity(f *model.CheckFacts) string {
-	switch f.NotifiedSeverity {
-	case noSeverity:
-		return ""
-	case schema.StateCritical, schema.StateWarning, schema.StateUnknown:
-		return f.NotifiedSeverity
-	}
-	recovery := f.LastNotified[model.KindRecovery]
-	switch {
-	case f.LastNotified[model.KindCritical] > recovery:
-		return schema.StateCritical
-	case f.LastNotified[model.KindWarning] > recovery:
-		return schema.StateWarning
-	case f.LastNotified[model.KindUnknown] > recovery:
-		return schema.StateUnknown
-	}
-	return ""
-}
-
 // okFilter lets a recovery through only when a problem was notified and not yet recovered. Every
 // ok event ends unscheduled maintenance (an acknowledgement lasts until the check recovers).
 type okFilter struct{}
@@ -218,7 +193,7 @@ func notificationOrder(ev *schema.Event, previousMax string) (kind, severity str
 		}
 		return ev.State, severity
 	case ev.IsOK():
-		return schema.NotificationRecovery, noSeverity
+		return schema.NotificationRecovery, model.NoNotifiedSeverity
 	case ev.IsAcknowledgement():
 		return schema.NotificationAcknowledgement, ""
 	}

@@ -156,12 +156,12 @@ func TestRecordedOrderWinsOverSameSecondTimestamps(t *testing.T) {
 	t.Parallel()
 	f := notified(map[int]int64{model.KindCritical: 10, model.KindRecovery: 10})
 	f.LastNotificationKind, f.NotifiedSeverity = "critical", "critical"
-	if kind, _ := lastNotification(&f); kind != "critical" || maxNotifiedSeverity(&f) != "critical" {
-		t.Fatalf("problem after a recovery in one second: last %s, max %s", kind, maxNotifiedSeverity(&f))
+	if kind, _ := lastNotification(&f); kind != "critical" || f.MaxNotifiedSeverity() != "critical" {
+		t.Fatalf("problem after a recovery in one second: last %s, max %s", kind, f.MaxNotifiedSeverity())
 	}
 	f.LastNotificationKind, f.NotifiedSeverity = "recovery", "none"
-	if kind, _ := lastNotification(&f); kind != "recovery" || maxNotifiedSeverity(&f) != "" {
-		t.Fatalf("recovery after a problem in one second: last %s, max %q", kind, maxNotifiedSeverity(&f))
+	if kind, _ := lastNotification(&f); kind != "recovery" || f.MaxNotifiedSeverity() != "" {
+		t.Fatalf("recovery after a problem in one second: last %s, max %q", kind, f.MaxNotifiedSeverity())
 	}
 	cases := []struct {
 		ev                  *schema.Event
@@ -184,15 +184,15 @@ func TestRecordedOrderWinsOverSameSecondTimestamps(t *testing.T) {
 func TestMaxNotifiedSeverityIsPriorityNotRecency(t *testing.T) {
 	t.Parallel()
 	f := notified(map[int]int64{model.KindCritical: 10, model.KindWarning: 20})
-	if got := maxNotifiedSeverity(&f); got != "critical" {
+	if got := f.MaxNotifiedSeverity(); got != "critical" {
 		t.Fatalf("got %s", got)
 	}
 	f = notified(map[int]int64{model.KindCritical: 10, model.KindWarning: 20, model.KindRecovery: 15})
-	if got := maxNotifiedSeverity(&f); got != "warning" {
+	if got := f.MaxNotifiedSeverity(); got != "warning" {
 		t.Fatalf("after a recovery only later severities count, got %s", got)
 	}
 	f = notified(map[int]int64{model.KindCritical: 10, model.KindRecovery: 15})
-	if got := maxNotifiedSeverity(&f); got != "" {
+	if got := f.MaxNotifiedSeverity(); got != "" {
 		t.Fatalf("got %s", got)
 	}
 }

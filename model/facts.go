@@ -116,6 +116,32 @@ type CheckFacts struct {
 	NotifiedSeverity     string
 }
 
+// NoNotifiedSeverity is notified_severity's value right after a recovery.
+const NoNotifiedSeverity = "none"
+
+// MaxNotifiedSeverity is the highest failing severity notified since the last recovery
+// (reference §2.5), in priority order rather than recency: the recorded value, else derived from
+// the timestamps (a database written by Flapjack 1.x). Recoveries and acknowledgements inherit
+// it as their severity. "" when nothing failing was notified (NotificationsRead must be true).
+func (f *CheckFacts) MaxNotifiedSeverity() string {
+	switch f.NotifiedSeverity {
+	case NoNotifiedSeverity:
+		return ""
+	case schema.StateCritical, schema.StateWarning, schema.StateUnknown:
+		return f.NotifiedSeverity
+	}
+	recovery := f.LastNotified[KindRecovery]
+	switch {
+	case f.LastNotified[KindCritical] > recovery:
+		return schema.StateCritical
+	case f.LastNotified[KindWarning] > recovery:
+		return schema.StateWarning
+	case f.LastNotified[KindUnknown] > recovery:
+		return schema.StateUnknown
+	}
+	return ""
+}
+
 // FactsRequest names a check to read.
 type FactsRequest struct {
 	Entity, Check string

@@ -80,18 +80,24 @@ func (nt *Notifier) recordExplain(p *plan, contacts []model.Contact, now time.Ti
 // RulesQuery is a hypothetical notification for one contact (`flapjack rules test`).
 type RulesQuery struct {
 	Contact, Entity, Check, State string
-	Tags                          []string
-	Time                          time.Time
+	// Severity, when set, is the severity of a recovery or acknowledgement; by default they
+	// inherit the check's highest failing severity notified since its last recovery, as the
+	// executive gives it to them.
+	Severity string
+	Tags     []string
+	Time     time.Time
 }
 
 // RulesAnswer is what routing would do with it now.
 type RulesAnswer struct {
-	Time     time.Time             `json:"time"`
-	Timezone string                `json:"timezone"`
-	CheckID  string                `json:"check"`
-	Type     string                `json:"type"`
-	Severity string                `json:"severity"`
-	Contact  schema.ExplainContact `json:"contact"`
+	Time     time.Time `json:"time"`
+	Timezone string    `json:"timezone"`
+	CheckID  string    `json:"check"`
+	Type     string    `json:"type"`
+	Severity string    `json:"severity"`
+	// SeverityNote says where the severity of a recovery or acknowledgement came from.
+	SeverityNote string                `json:"severity_note,omitempty"`
+	Contact      schema.ExplainContact `json:"contact"`
 }
 
 // ErrNoContact is returned for a contact that does not exist.
@@ -119,11 +125,16 @@ func TestRules(conn redis.Conn, keys schema.Keys, cfg Config, q RulesQuery) (Rul
 	state := strings.ToLower(q.State)
 	n := schema.Notification{EventID: q.Entity + ":" + q.Check, State: state, Tags: q.Tags,
 		Type: schema.NotificationProblem, Severity: state}
+	var severityNote string
 	switch state {
-	case schema.StateOK, "up":
-		n.Type, n.Severity = schema.NotificationRecovery, schema.SeverityOK
-	case "acknowledgement":
-		n.Type, n.Severity = schema.NotificationAcknowledgement, schema.SeverityCritical
+	case schema.StateOK, "up", "acknowledgement":
+		n.Type = schema.NotificationRecovery
+		if state == "acknowledgement" {
+			n.Type = schema.NotificationAcknowledgement
+		}
+		if n.Severity, severityNote, err = inheritedSeverity(conn, keys, q); err != nil {
+			return RulesAnswer{}, err
+		}
 	case schema.StateCritical, schema.StateWarning, schema.StateUnknown:
 	case "down":
 		n.Severity = schema.SeverityCritical
@@ -144,5 +155,26 @@ func TestRules(conn redis.Conn, keys schema.Keys, cfg Config, q RulesQuery) (Rul
 	nt.decide(p, contacts, cands, q.Time)
 	loc := nt.zones.location(contacts[0].Timezone, func(error) {})
 	return RulesAnswer{Time: q.Time.In(loc), Timezone: loc.String(), CheckID: n.EventID, Type: n.Type,
-		Severity: n.Severity, Contact: p.explain(contacts)[0]}, nil
+		Severity: n.Severity, SeverityNote: severityNote, Contact: p.explain(contacts)[0]}, nil
+}
+
+// inheritedSeverity is the severity a recovery or acknowledgement of the check would carry: the
+// one asked for, else the highest failing severity notified since the check's last recovery.
+func inheritedSeverity(conn redis.Conn, keys schema.Keys, q RulesQuery) (severity, note string, err error) {
+	switch q.Severity {
+	case schema.SeverityCritical, schema.SeverityWarning, schema.SeverityUnknown, schema.SeverityOK:
+		return q.Severity, "as asked (--severity)", nil
+	case "":
+	default:
+		return "", "", fmt.Errorf("severity %q: use critical, warning, unknown or ok", q.Severity)
+	}
+	facts, err := model.ReadFacts(conn, keys, q.Time, []model.FactsRequest{{Entity: q.Entity, Check: q.Check, Mode: model.ModeEvent}})
+	if err != nil {
+		return "", "", fmt.Errorf("read the notifications of %s:%s: %w", q.Entity, q.Check, err)
+	}
+	if max := facts[0].MaxNotifiedSeverity(); max != "" {
+		return max, "inherited: the highest severity notified since the check's last recovery", nil
+	}
+	return schema.SeverityOK, "no problem of this check was notified since its last recovery, so its severity is ok " +
+		"(and the executive would not send a recovery at all); --severity tests another", nil
 }

@@ -121,3 +121,36 @@ func TestRulesTestRollupAndUnknownContact(t *testing.T) {
 		t.Fatal("unknown contact accepted")
 	}
 }
+
+// TestRulesTestRecoveryInheritsTheNotifiedSeverity: a recovery or acknowledgement is routed by
+// the highest severity notified since the last recovery, as the executive sends it, not as "ok".
+func TestRulesTestRecoveryInheritsTheNotifiedSeverity(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.contact("ada", []string{"sms=+100", "email=ada@example.com"})
+	w.rule("ada", "general", `critical_media=["sms"]`, `warning_media=["email"]`)
+	w.entity("web-01", "ada")
+
+	none := w.testRules("ada", "web-01", "HTTP", "ok", 0)
+	if none.Severity != "ok" || !strings.Contains(none.SeverityNote, "no problem of this check was notified") {
+		t.Fatalf("recovery of a check never notified: severity %q (%s)", none.Severity, none.SeverityNote)
+	}
+	conn := w.db.Pool.Get()
+	defer conn.Close()
+	if _, err := conn.Do("SET", w.keys.LastNotification("web-01:HTTP", "critical"), T0-60); err != nil {
+		t.Fatal(err)
+	}
+	for _, state := range []string{"ok", "acknowledgement"} {
+		a := w.testRules("ada", "web-01", "HTTP", state, 0)
+		if a.Severity != "critical" || !strings.Contains(a.SeverityNote, "inherited") {
+			t.Fatalf("%s after a critical problem was notified: severity %q (%s)", state, a.Severity, a.SeverityNote)
+		}
+		mustContain(t, state, outcomes(a), "sms:ALERT", "email:held")
+	}
+	asked, err := notifier.TestRules(conn, w.keys, w.ncfg, notifier.RulesQuery{Contact: "ada", Entity: "web-01",
+		Check: "HTTP", State: "ok", Severity: "warning", Time: time.Unix(T0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "--severity warning", outcomes(asked), "email:ALERT", "sms:held")
+}

@@ -27,6 +27,7 @@ regexes, blackholes, time restrictions in the contact's timezone), the intervals
 				&cli.StringFlag{Name: "entity", Aliases: []string{"e"}, Required: true, Usage: "entity name"},
 				&cli.StringFlag{Name: "check", Aliases: []string{"c"}, Required: true, Usage: "check name"},
 				&cli.StringFlag{Name: "state", Value: "critical", Usage: "ok, warning, critical, unknown or acknowledgement"},
+				&cli.StringFlag{Name: "severity", Usage: "for ok and acknowledgement: the severity they carry (default: the highest notified since the check's last recovery, as the executive gives them)"},
 				&cli.StringFlag{Name: "time", Usage: "when: now, +2h, unix seconds, RFC 3339 or \"2026-01-05 10:00\" (default now)"},
 				&cli.StringSliceFlag{Name: "tags", Usage: "tags of the check (comma-separated)"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
@@ -54,8 +55,9 @@ regexes, blackholes, time restrictions in the contact's timezone), the intervals
 				}
 				defer conn.Close()
 				ans, err := notifier.TestRules(conn, rt.keys, cfg, notifier.RulesQuery{Contact: c.String("contact"),
-					Entity: c.String("entity"), Check: c.String("check"), State: c.String("state"), Tags: tags, Time: at})
-				if errors.Is(err, notifier.ErrNoContact) || (err != nil && strings.HasPrefix(err.Error(), "state ")) {
+					Entity: c.String("entity"), Check: c.String("check"), State: c.String("state"), Severity: c.String("severity"),
+					Tags: tags, Time: at})
+				if errors.Is(err, notifier.ErrNoContact) || (err != nil && (strings.HasPrefix(err.Error(), "state ") || strings.HasPrefix(err.Error(), "severity "))) {
 					return usageError("%v", err)
 				}
 				if err != nil {
@@ -80,6 +82,9 @@ func printRulesAnswer(w io.Writer, a notifier.RulesAnswer) {
 	}
 	fmt.Fprintf(w, "%s %s of %s for %s at %s (%s):\n", a.Severity, a.Type, a.CheckID, who,
 		a.Time.Format("Mon 2006-01-02 15:04 MST"), a.Timezone)
+	if a.SeverityNote != "" {
+		fmt.Fprintf(w, "  severity %s: %s\n", a.Severity, a.SeverityNote)
+	}
 	for _, r := range a.Contact.Rules {
 		fmt.Fprintf(w, "  %s\n", r)
 	}
