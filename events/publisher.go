@@ -111,6 +111,22 @@ func (p *Publisher) PublishRaw(ctx context.Context, raws ...[]byte) ([]schema.Ev
 	return parsed, nil
 }
 
+// PublishEncoded queues events that package schema has already validated and encoded
+// (Event.AppendJSON of an event returned by schema.ParseEvent or schema.ValidateEvent), in order,
+// all or none, without parsing them again: the receivers' fast path, which validates each event
+// once as it reads it. Anything read back from elsewhere (a spool on disk) goes through
+// PublishRaw instead.
+func (p *Publisher) PublishEncoded(ctx context.Context, payloads ...[]byte) error {
+	if len(payloads) == 0 {
+		return nil
+	}
+	args := make([]any, len(payloads))
+	for i, b := range payloads {
+		args[i] = b
+	}
+	return p.push(ctx, args)
+}
+
 // Enqueue queues one raw event (the receivers' Enqueuer).
 func (p *Publisher) Enqueue(ctx context.Context, raw []byte) error {
 	_, err := p.PublishRaw(ctx, raw)

@@ -226,9 +226,12 @@ func (r *nagiosReader) ingestFile(ctx context.Context, path string) error {
 	return nil
 }
 
-// batchPublisher is what *events.Publisher offers: a batch queued in one push, all or none.
+// batchPublisher is what *events.Publisher offers: a batch queued in one push, all or none,
+// validated again (PublishRaw) or, for events this process validated and encoded as it read
+// them, not (PublishEncoded).
 type batchPublisher interface {
 	PublishRaw(ctx context.Context, raws ...[]byte) ([]schema.Event, error)
+	PublishEncoded(ctx context.Context, payloads ...[]byte) error
 }
 
 // sender takes batches of events from the reader and queues them, spooling while Redis is away.
@@ -311,7 +314,7 @@ func (s *sender) deliver(ctx context.Context, b [][]byte) {
 // drainOne queues the oldest spooled segment; false when Redis is still away (or another
 // process is draining the spool).
 func (s *sender) drainOne(ctx context.Context) bool {
-	if _, err := s.spool.DrainOldest(ctx, s.publish); err != nil {
+	if _, err := s.spool.DrainOldest(ctx, s.publishSpooled); err != nil {
 		if !errors.Is(err, ErrSpoolBusy) && !s.down {
 			s.log.Error("draining the spool", zap.Error(err))
 		}
@@ -324,11 +327,33 @@ func (s *sender) drainOne(ctx context.Context) bool {
 	return true
 }
 
-// publish queues evs in order and returns how many of them are done with (queued, or refused
-// and counted as rejected) before an error.
+// publish queues events the reader validated and encoded, in order, and returns how many of them
+// are done with before an error.
 func (s *sender) publish(ctx context.Context, evs [][]byte) (int, error) {
+	return s.publishChecked(ctx, evs, false)
+}
+
+// publishSpooled is publish for events read back from the spool: they were written by some
+// process to a file, so the publisher validates them again.
+func (s *sender) publishSpooled(ctx context.Context, evs [][]byte) (int, error) {
+	return s.publishChecked(ctx, evs, true)
+}
+
+// publishChecked queues evs in order, validating them again when check is set, and returns how
+// many of them are done with (queued, or refused and counted as rejected) before an error.
+func (s *sender) publishChecked(ctx context.Context, evs [][]byte, check bool) (int, error) {
 	ctx = context.WithoutCancel(ctx)
 	if bp, ok := s.enq.(batchPublisher); ok {
+		if !check {
+			for start := 0; start < len(evs); start += maxBatch * 10 {
+				chunk := evs[start:min(start+maxBatch*10, len(evs))]
+				if err := bp.PublishEncoded(ctx, chunk...); err != nil {
+					return start, err
+				}
+				s.stats.Enqueued.Add(int64(len(chunk)))
+			}
+			return len(evs), nil
+		}
 		for start := 0; start < len(evs); start += maxBatch * 10 {
 			chunk := evs[start:min(start+maxBatch*10, len(evs))]
 			_, err := bp.PublishRaw(ctx, chunk...)
