@@ -28,6 +28,7 @@ func receiverCommand() *cli.Command {
 				},
 			},
 			nagiosCommand(),
+			nscaCommand(),
 			{
 				Name:  "json",
 				Usage: "read events (one per line, concatenated, or an array) from --file or standard input",
