@@ -29,6 +29,7 @@ func receiverCommand() *cli.Command {
 			},
 			nagiosCommand(),
 			nscaCommand(),
+			mirrorCommand(),
 			{
 				Name:  "json",
 				Usage: "read events (one per line, concatenated, or an array) from --file or standard input",
