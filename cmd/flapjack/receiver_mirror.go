@@ -96,4 +96,3 @@ func mirrorOptions(c *cli.Context, rt *runtime) (receiver.MirrorOptions, func(),
 	opts.Source, opts.SourceName = pool, redisconn.Redact(cfg.URL)
 	return opts, func() { pool.Close() }, nil
 }
-
