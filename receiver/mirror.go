@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,6 +112,7 @@ type mirror struct {
 	sourceKeys schema.Keys // Flapjack 1.x's keys have no prefix
 	cursors    map[string]int64
 	rep        MirrorReport
+	held       string // ARCHIVE#POSITION of an invalid newest event left for one poll
 }
 
 // start loads the cursors, or sets where a first run begins.
@@ -195,14 +197,14 @@ func (m *mirror) pass(ctx context.Context) (bool, error) {
 			continue
 		}
 		for m.cursors[key] < lens[i] && ctx.Err() == nil {
-			n, err := m.chunk(ctx, key)
+			n, held, err := m.chunk(ctx, key)
 			if err != nil {
 				return progressed, err
 			}
-			if n == 0 {
-				break // the list shrank (expired, or an event removed)
+			progressed = progressed || n > 0
+			if n == 0 || held {
+				break // the list shrank (expired, or an event removed), or its newest event waits
 			}
-			progressed = true
 		}
 	}
 	// Lists the source no longer indexes (expired) need no cursor.
@@ -222,21 +224,30 @@ func (m *mirror) pass(ctx context.Context) (bool, error) {
 }
 
 // chunk queues up to mirrorChunk events of key after its cursor and moves the cursor with them;
-// it returns how many events it read.
-func (m *mirror) chunk(ctx context.Context, key string) (int, error) {
+// it returns how many events it took, and whether it left the newest for the next poll.
+func (m *mirror) chunk(ctx context.Context, key string) (taken int, held bool, err error) {
 	n := m.cursors[key]
 	conn, err := m.opts.Source.GetContext(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("source Redis: %w", err)
+		return 0, false, fmt.Errorf("source Redis: %w", err)
 	}
 	// Counted from the tail, where the oldest events are: positions do not move as new events
 	// are pushed at the head.
 	raws, err := redis.ByteSlices(conn.Do("LRANGE", key, -(n + mirrorChunk), -(n + 1)))
 	conn.Close()
 	if err != nil {
-		return 0, fmt.Errorf("source Redis: LRANGE %s: %w", key, err)
+		return 0, false, fmt.Errorf("source Redis: LRANGE %s: %w", key, err)
 	}
 	slices.Reverse(raws) // oldest first
+	if len(raws) > 0 && len(raws) < mirrorChunk && !m.opts.All {
+		// The newest event, when invalid, may be about to go: Flapjack 1.x removes (LREM) an
+		// event it rejects from the archive right after archiving it, which would shift the next
+		// event onto a position already counted. It is left for the next poll.
+		at := key + "#" + strconv.FormatInt(n+int64(len(raws)), 10)
+		if _, err := schema.ParseEvent(raws[len(raws)-1]); err != nil && m.held != at {
+			raws, m.held, held = raws[:len(raws)-1], at, true
+		}
+	}
 	var payloads [][]byte
 	var buf []byte
 	for _, raw := range raws {
@@ -257,10 +268,10 @@ func (m *mirror) chunk(ctx context.Context, key string) (int, error) {
 		payloads = append(payloads, buf[start:len(buf):len(buf)])
 	}
 	if err := m.advance(ctx, key, n+int64(len(raws)), payloads); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	m.rep.Queued += len(payloads)
-	return len(raws), nil
+	return len(raws), held, nil
 }
 
 // advance queues payloads and sets key's cursor to pos, in one transaction.

@@ -238,3 +238,39 @@ func TestMirrorFollow(t *testing.T) {
 		t.Errorf("the last run's report %+v", rep)
 	}
 }
+
+// Flapjack 1.x archives an event it then rejects and removes it (LREM) right away: a mirror
+// that looks in between does not count the removed event's position, so the event archived
+// next is not skipped; an invalid event that stays is counted on the next look.
+func TestMirrorFollowRejectedEventRemovedBy1x(t *testing.T) {
+	t.Parallel()
+	src, dst := testredis.StartServer(t).NewDB(t), testredis.StartServer(t).NewDB(t)
+	pub := events.NewPublisher(dst.Pool, schema.NewKeys(""), "")
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	m := &mirror{opts: MirrorOptions{Source: src.Pool, SourceName: "source", Dest: dst.Pool, Since: at}, pub: pub, log: zap.NewNop(),
+		cursorKey: schema.NewKeys("").MirrorCursors("source"), sourceKeys: schema.NewKeys("")}
+	if err := m.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pass := func() {
+		t.Helper()
+		if _, err := m.pass(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := `{"entity":"web-01","check":"HTTP","type":"service","state":"sideways"}`
+	archive1x(t, src, at, ev1x("web-01", "HTTP", "ok", "1", at), bad)
+	pass() // sees the rejected event before 1.x removes it
+	src.Do(t, "LREM", schema.NewKeys("").EventsArchive(at), 1, bad)
+	archive1x(t, src, at, ev1x("web-01", "HTTP", "critical", "2", at), bad)
+	pass()
+	pass() // the second invalid event stayed: counted now
+	archive1x(t, src, at, ev1x("web-01", "HTTP", "ok", "3", at))
+	pass()
+	if got, want := queuedSummaries(t, dst), []string{"1", "2", "3"}; !slices.Equal(got, want) {
+		t.Fatalf("queued %q, want %q", got, want)
+	}
+	if m.rep.Rejected != 1 || m.cursors[schema.NewKeys("").EventsArchive(at)] != 4 {
+		t.Fatalf("report %+v, cursors %v", m.rep, m.cursors)
+	}
+}

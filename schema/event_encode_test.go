@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,14 @@ func BenchmarkAppendJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = e.AppendJSON(buf[:0])
+	}
+}
+
+// A field added to Event must be added to AppendJSON, ValidateEvent and referenceJSON (and the
+// count here): this fails until someone has looked at all three.
+func TestEventFieldsKnownToTheEncoder(t *testing.T) {
+	t.Parallel()
+	if n := reflect.TypeFor[Event]().NumField(); n != 17 {
+		t.Fatalf("Event has %d fields, AppendJSON and ValidateEvent know 17: encode and validate the new ones there", n)
 	}
 }
