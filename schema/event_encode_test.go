@@ -70,7 +70,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			e.Tags = append(e.Tags, str())
 		}
 		if maybe() {
-			e.Time, e.HasTime = rng.Int64()-rng.Int64(), true
+			e.Time, e.HasTime = rng.Int64N(1<<40)-1<<39, true // negative ones too
 		}
 		if maybe() {
 			e.Duration, e.HasDuration = rng.Int64N(100000), true
