@@ -17,10 +17,11 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// NagiosOptions configures RunNagios.
+// NagiosOptions configures RunNagios and RunNSCA.
 type NagiosOptions struct {
-	// FIFO is the named pipe Nagios writes host and service perfdata to (DefaultFIFO when
-	// empty). It is created when missing.
+	// FIFO is the named pipe Nagios writes host and service perfdata to (receiver.nagios.fifo,
+	// DefaultFIFO by default), or nsca its external commands (receiver.nsca.fifo); required. It
+	// is created when missing.
 	FIFO string
 	// FIFOMode and FIFOGroup are the mode (0: DefaultFIFOMode) and group (name or number; empty:
 	// ours) of a pipe RunNagios creates.

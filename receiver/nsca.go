@@ -13,12 +13,6 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// DefaultNSCAFIFO is where the NSCA receiver expects the pipe the nsca daemon's command_file
-// names: beside the Nagios receiver's, in the directory Debian's Nagios 4 gives its nagios user
-// (nsca runs as that user). It must not be Nagios' own command file: nsca then feeds us instead
-// of Nagios.
-const DefaultNSCAFIFO = "/var/lib/nagios4/flapjack-nsca.fifo"
-
 // The Nagios external commands nsca writes for passive results.
 const (
 	serviceResultCommand = "PROCESS_SERVICE_CHECK_RESULT"
