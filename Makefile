@@ -8,7 +8,7 @@ LDFLAGS := -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.6.1
 FUZZTIME ?= 15s
 # package:target pairs run by `make fuzz` (and so by `make test`) for FUZZTIME each
-FUZZ_TARGETS := ./schema:FuzzParseEvent ./internal/humantime:FuzzParse ./receiver:FuzzParseNagiosLine \
+FUZZ_TARGETS := ./schema:FuzzParseEvent ./internal/humantime:FuzzParse ./receiver:FuzzParseNagiosLine ./receiver:FuzzParseNSCALine \
 	./receiver:FuzzRunJSON ./notifier/timerestriction:FuzzParse \
 	./notifier/timerestriction:FuzzRRule ./gateways/jabber:FuzzParseCommand
 

@@ -111,6 +111,65 @@ func (p *Publisher) PublishRaw(ctx context.Context, raws ...[]byte) ([]schema.Ev
 	return parsed, nil
 }
 
+// PublishEncoded queues events that package schema has already validated and encoded
+// (Event.AppendJSON of an event returned by schema.ParseEvent or schema.ValidateEvent), in order,
+// all or none, without parsing them again: the receivers' fast path, which validates each event
+// once as it reads it. Anything read back from elsewhere (a spool on disk) goes through
+// PublishRaw instead.
+func (p *Publisher) PublishEncoded(ctx context.Context, payloads ...[]byte) error {
+	if len(payloads) == 0 {
+		return nil
+	}
+	args := make([]any, len(payloads))
+	for i, b := range payloads {
+		args[i] = b
+	}
+	return p.push(ctx, args)
+}
+
+// Command is one Redis command run by PublishEncodedWith.
+type Command struct {
+	Name string
+	Args []any
+}
+
+// PublishEncodedWith is PublishEncoded that also runs the commands of also in the same
+// MULTI/EXEC: the events are queued and the commands applied together or not at all (a mirror's
+// cursor moves exactly with the events it queued). With no payloads only the commands run.
+func (p *Publisher) PublishEncodedWith(ctx context.Context, also []Command, payloads ...[]byte) error {
+	conn, err := p.pool.GetContext(ctx)
+	if err != nil {
+		return fmt.Errorf("queue events on %s: %w", p.key, err)
+	}
+	defer conn.Close()
+	conn.Send("MULTI")
+	for start := 0; start < len(payloads); start += maxPushArgs {
+		chunk := payloads[start:min(start+maxPushArgs, len(payloads))]
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, p.key)
+		for _, b := range chunk {
+			args = append(args, b)
+		}
+		conn.Send("LPUSH", args...)
+	}
+	for _, cmd := range also {
+		conn.Send(cmd.Name, cmd.Args...)
+	}
+	replies, err := redis.Values(conn.Do("EXEC"))
+	if err == nil {
+		for _, r := range replies {
+			if e, ok := r.(redis.Error); ok {
+				err = e
+				break
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("queue events on %s: %w", p.key, err)
+	}
+	return nil
+}
+
 // Enqueue queues one raw event (the receivers' Enqueuer).
 func (p *Publisher) Enqueue(ctx context.Context, raw []byte) error {
 	_, err := p.PublishRaw(ctx, raw)

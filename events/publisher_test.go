@@ -119,3 +119,31 @@ func TestPublishWithoutRedis(t *testing.T) {
 		t.Fatalf("err %v, want one naming the list", err)
 	}
 }
+
+// PublishEncoded queues already validated events as they are, in order, in one push; a batch
+// larger than one LPUSH is still queued whole.
+func TestPublishEncoded(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	p := NewPublisher(db.Pool, schema.NewKeys(""), "")
+	var payloads [][]byte
+	for i := range 2500 {
+		ev, err := schema.ValidateEvent(schema.Event{Entity: "web-01", Check: fmt.Sprintf("c%d", i), Type: schema.TypeService, State: schema.StateOK})
+		if err != nil {
+			t.Fatal(err)
+		}
+		payloads = append(payloads, ev.AppendJSON(nil))
+	}
+	if err := p.PublishEncoded(context.Background(), payloads...); err != nil {
+		t.Fatal(err)
+	}
+	got := queued(t, db, p.Key())
+	if len(got) != len(payloads) {
+		t.Fatalf("%d queued, want %d", len(got), len(payloads))
+	}
+	for i := range got {
+		if got[i] != string(payloads[i]) {
+			t.Fatalf("event %d is %s, want %s", i, got[i], payloads[i])
+		}
+	}
+}

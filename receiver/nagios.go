@@ -3,7 +3,6 @@ package receiver
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,27 +59,34 @@ const nagiosMinFields = 9
 // Execution time and latency are not part of an event and are ignored. Tabs inside the long
 // output (the last field) are kept rather than taken as extra fields.
 //
-// The event is built as JSON and passed through schema.ParseEvent, so it is accepted or refused
-// exactly as the executive would. Every error is a *schema.RejectError listing all reasons.
+// The event is checked by schema.ValidateEvent and its encoding against schema.MaxEventBytes, so
+// it is accepted or refused exactly as the executive would. Every error is a *schema.RejectError
+// listing all reasons.
 func ParseNagiosLine(line string) (schema.Event, error) {
+	ev, _, err := parseNagios(line, nil)
+	return ev, err
+}
+
+// parseNagios is ParseNagiosLine that also appends the event's JSON to buf (the reader encodes a
+// batch into one buffer) and returns the extended buffer; on error buf is returned unchanged.
+func parseNagios(line string, buf []byte) (schema.Event, []byte, error) {
 	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 	if len(line) > MaxLineBytes {
-		return schema.Event{}, rejectf("line is %d bytes, over the %d-byte limit", len(line), MaxLineBytes)
+		return schema.Event{}, buf, rejectf("line is %d bytes, over the %d-byte limit", len(line), MaxLineBytes)
 	}
 	if !utf8.ValidString(line) {
-		// Checked here because json.Marshal would silently replace the bad bytes, while the
-		// executive refuses invalid UTF-8 (SPEC 4.2).
-		return schema.Event{}, rejectf("line is not valid UTF-8")
+		// The executive refuses invalid UTF-8 (SPEC 4.2); the encoding would replace it silently.
+		return schema.Event{}, buf, rejectf("line is not valid UTF-8")
 	}
 	if strings.TrimSpace(line) == "" {
-		return schema.Event{}, rejectf("blank line")
+		return schema.Event{}, buf, rejectf("blank line")
 	}
-	fields := strings.SplitN(line, "\t", nagiosMinFields+1)
-	if len(fields) < nagiosMinFields {
-		return schema.Event{}, rejectf("line has %d tab-separated fields, need at least %d", len(fields), nagiosMinFields)
+	var fields [nagiosMinFields + 1]string
+	n := splitFields(line, '\t', fields[:])
+	if n < nagiosMinFields {
+		return schema.Event{}, buf, rejectf("line has %d tab-separated fields, need at least %d", n, nagiosMinFields)
 	}
 	marker, timestamp, host, service, state := fields[0], fields[1], fields[2], fields[3], fields[4]
-	output, perfdata := fields[7], fields[8]
 
 	var reasons []string
 	switch marker {
@@ -90,38 +96,61 @@ func ParseNagiosLine(line string) (schema.Event, error) {
 	default:
 		reasons = append(reasons, fmt.Sprintf("first field %q is neither %s nor %s", text.Truncate(marker, 40), serviceMarker, hostMarker))
 	}
-	if timestamp == "" || strings.Trim(timestamp, "0123456789") != "" {
+	ts, err := strconv.ParseInt(timestamp, 10, 64)
+	switch {
+	case timestamp == "" || strings.Trim(timestamp, "0123456789") != "":
 		reasons = append(reasons, fmt.Sprintf("timestamp %q is not a string of digits", text.Truncate(timestamp, 40)))
-	} else if _, err := strconv.ParseInt(timestamp, 10, 64); err != nil {
+	case err != nil:
 		reasons = append(reasons, fmt.Sprintf("timestamp %q is out of range", text.Truncate(timestamp, 40)))
 	}
 	if len(reasons) > 0 {
-		return schema.Event{}, &schema.RejectError{Reasons: reasons}
+		return schema.Event{}, buf, &schema.RejectError{Reasons: reasons}
 	}
-
-	switch strings.ToLower(state) {
-	case "up":
+	switch {
+	case strings.EqualFold(state, "up"):
 		state = schema.StateOK
-	case "down":
+	case strings.EqualFold(state, "down"):
 		state = schema.StateCritical
 	}
-	raw := map[string]string{
-		"type":     schema.TypeService,
-		"entity":   host,
-		"check":    service,
-		"state":    state, // schema lower-cases it and refuses what is not a service state
-		"summary":  output,
-		"perfdata": perfdata,
-		"time":     timestamp, // a digit string, as Flapjack 1.x sends it
+	ev := schema.Event{Type: schema.TypeService, Entity: host, Check: service,
+		State:   state, // schema lower-cases it and refuses what is not a service state
+		Summary: fields[7], Perfdata: fields[8], Time: ts, HasTime: true}
+	if n > nagiosMinFields {
+		ev.Details = strings.ReplaceAll(fields[nagiosMinFields], `\n`, "\n")
 	}
-	if len(fields) > nagiosMinFields {
-		raw["details"] = strings.ReplaceAll(fields[nagiosMinFields], `\n`, "\n")
-	}
-	b, err := json.Marshal(raw)
+	return encodeEvent(ev, buf)
+}
+
+// encodeEvent validates ev (schema.ValidateEvent) and appends its JSON to buf, refusing it,
+// as the executive would, when the encoding is over schema.MaxEventBytes.
+func encodeEvent(ev schema.Event, buf []byte) (schema.Event, []byte, error) {
+	ev, err := schema.ValidateEvent(ev)
 	if err != nil {
-		return schema.Event{}, rejectf("encoding event: %v", err)
+		return schema.Event{}, buf, err
 	}
-	return schema.ParseEvent(b)
+	start := len(buf)
+	out := ev.AppendJSON(buf)
+	if size := len(out) - start; size > schema.MaxEventBytes {
+		return schema.Event{}, buf, rejectf("event is %d bytes, over the %d-byte limit", size, schema.MaxEventBytes)
+	}
+	return ev, out, nil
+}
+
+// splitFields cuts s at sep into out, the last element taking the rest of s, and returns how
+// many fields it filled (strings.SplitN without allocating).
+func splitFields(s string, sep byte, out []string) int {
+	n := 0
+	for n < len(out)-1 {
+		i := strings.IndexByte(s, sep)
+		if i < 0 {
+			break
+		}
+		out[n] = s[:i]
+		s = s[i+1:]
+		n++
+	}
+	out[n] = s
+	return n + 1
 }
 
 func rejectf(format string, args ...any) *schema.RejectError {
@@ -157,14 +186,23 @@ type nagiosReader struct {
 	// out, when set, receives the events in batches instead of enq (RunNagios' sender).
 	out   chan<- [][]byte
 	batch [][]byte
+	// arena holds the JSON of the batch's events, which are slices of it: one allocation per
+	// batch rather than one per event.
+	arena []byte
 	stats *NagiosStats
+	// parse turns a line into an event appended to the arena (parseNagios; the NSCA receiver
+	// reads other lines through the same pipe handling).
+	parse func(line string, buf []byte) (schema.Event, []byte, error)
 }
+
+// arenaBytes is the arena's first size: a batch of typical perfdata lines fits.
+const arenaBytes = 256 << 10
 
 // flush hands the batch so far to out.
 func (r *nagiosReader) flush() {
 	if len(r.batch) > 0 {
 		r.out <- r.batch
-		r.batch = nil
+		r.batch, r.arena = nil, nil
 	}
 }
 
@@ -207,42 +245,55 @@ func (r *nagiosReader) read(ctx context.Context, src io.Reader) error {
 }
 
 func (r *nagiosReader) handle(ctx context.Context, line []byte, size int) {
-	var ev schema.Event
 	var err error
 	if size > MaxLineBytes {
 		err = rejectf("line is %d bytes, over the %d-byte limit", size, MaxLineBytes)
 	} else {
-		ev, err = ParseNagiosLine(string(line))
-	}
-	if err != nil {
-		if r.stats != nil {
-			r.stats.Rejected.Add(1)
+		if r.arena == nil {
+			r.arena = make([]byte, 0, arenaBytes)
 		}
-		reject(r.log, &r.rep, r.onReject, Rejection{Record: r.line, Line: r.line, Input: string(line), Reasons: reasonsOf(err)})
-		return
+		start := len(r.arena)
+		parse := r.parse
+		if parse == nil {
+			parse = parseNagios
+		}
+		if _, r.arena, err = parse(string(line), r.arena); err == nil {
+			r.queue(ctx, r.arena[start:len(r.arena):len(r.arena)])
+			return
+		}
 	}
-	b, err := json.Marshal(ev)
-	if err != nil { // cannot happen for a validated event; refuse rather than guess
-		reject(r.log, &r.rep, r.onReject, Rejection{Record: r.line, Line: r.line, Input: string(line), Reasons: []string{"encoding event: " + err.Error()}})
-		return
+	if r.stats != nil {
+		r.stats.Rejected.Add(1)
 	}
+	reject(r.log, &r.rep, r.onReject, Rejection{Record: r.line, Line: r.line, Input: string(line), Reasons: reasonsOf(err)})
+}
+
+// queue adds an event to the batch (RunNagios) or enqueues it at once (ReadNagios).
+func (r *nagiosReader) queue(ctx context.Context, ev []byte) {
 	if r.out != nil {
-		r.batch = append(r.batch, b)
+		if r.batch == nil {
+			r.batch = make([][]byte, 0, maxBatch)
+		}
+		r.batch = append(r.batch, ev)
 		return
 	}
-	if enqueueWithRetry(ctx, r.enq, b, r.log.With(zap.Int("line", r.line))) {
+	r.arena = nil // ev is the Enqueuer's now
+	if enqueueWithRetry(ctx, r.enq, ev, r.log.With(zap.Int("line", r.line))) {
 		r.rep.Enqueued++
 	}
 }
 
 // readLine returns the next line without its line ending, and its size (line ending excluded).
-// A line longer than MaxLineBytes is read to its end but only its first MaxLineBytes bytes are
-// returned, so the caller can refuse it without holding it in memory. At EOF the last,
-// unterminated line is returned with io.EOF.
+// The line is valid until the next read from br. A line longer than MaxLineBytes is read to its
+// end but only its first MaxLineBytes bytes are returned, so the caller can refuse it without
+// holding it in memory. At EOF the last, unterminated line is returned with io.EOF.
 func readLine(br *bufio.Reader) (line []byte, size int, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if line == nil {
+		switch {
+		case line == nil && !errors.Is(err, bufio.ErrBufferFull):
+			line = chunk // the whole line is in br's buffer (it holds a maximal line): no copy
+		case line == nil:
 			line = append([]byte(nil), chunk...)
 		}
 		size += len(chunk)

@@ -17,10 +17,11 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// NagiosOptions configures RunNagios.
+// NagiosOptions configures RunNagios and RunNSCA.
 type NagiosOptions struct {
-	// FIFO is the named pipe Nagios writes host and service perfdata to (DefaultFIFO when
-	// empty). It is created when missing.
+	// FIFO is the named pipe Nagios writes host and service perfdata to (receiver.nagios.fifo,
+	// DefaultFIFO by default), or nsca its external commands (receiver.nsca.fifo); required. It
+	// is created when missing.
 	FIFO string
 	// FIFOMode and FIFOGroup are the mode (0: DefaultFIFOMode) and group (name or number; empty:
 	// ours) of a pipe RunNagios creates.
@@ -41,7 +42,7 @@ type NagiosOptions struct {
 	OnReject func(Rejection)
 }
 
-// NagiosStats counts what the Nagios receiver does.
+// NagiosStats counts what a pipe receiver (Nagios or NSCA) does.
 type NagiosStats struct {
 	LinesRead, Enqueued, Rejected, Spooled, Dropped atomic.Int64
 	// PipeSize is the pipe buffer obtained at open.
@@ -57,25 +58,48 @@ func (s *NagiosStats) Waiting() int {
 	return 0
 }
 
-// NewNagiosStats creates the stats and exports them on reg (nil: not exported).
-func NewNagiosStats(reg prometheus.Registerer) *NagiosStats {
+// NewNagiosStats creates the Nagios receiver's stats and exports them on reg (nil: not
+// exported) as flapjack_receiver_nagios_*.
+func NewNagiosStats(reg prometheus.Registerer) *NagiosStats { return newPipeStats(reg, nagiosPipe) }
+
+// NewNSCAStats creates the NSCA receiver's stats and exports them on reg (nil: not exported) as
+// flapjack_receiver_nsca_*, the same metrics as the Nagios receiver's.
+func NewNSCAStats(reg prometheus.Registerer) *NagiosStats { return newPipeStats(reg, nscaPipe) }
+
+func newPipeStats(reg prometheus.Registerer, k pipeKind) *NagiosStats {
 	s := &NagiosStats{}
 	f := promauto.With(reg)
+	prefix := "flapjack_receiver_" + k.name + "_"
 	counter := func(name, help string, v *atomic.Int64) {
-		f.NewCounterFunc(prometheus.CounterOpts{Name: "flapjack_receiver_nagios_" + name + "_total", Help: help},
+		f.NewCounterFunc(prometheus.CounterOpts{Name: prefix + name + "_total", Help: help},
 			func() float64 { return float64(v.Load()) })
 	}
-	counter("lines_read", "Lines read from the Nagios perfdata pipe.", &s.LinesRead)
-	counter("enqueued", "Events from Nagios lines queued on Redis (directly or from the spool).", &s.Enqueued)
-	counter("rejected", "Nagios lines refused (logged with their reasons).", &s.Rejected)
+	counter("lines_read", "Lines read from the "+k.lines+" pipe.", &s.LinesRead)
+	counter("enqueued", "Events from "+k.writer+" lines queued on Redis (directly or from the spool).", &s.Enqueued)
+	counter("rejected", k.writer+" lines refused (logged with their reasons).", &s.Rejected)
 	counter("spooled", "Events written to the on-disk spool while Redis was away.", &s.Spooled)
 	counter("dropped", "Spooled events dropped, oldest first, because the spool was full.", &s.Dropped)
-	f.NewGaugeFunc(prometheus.GaugeOpts{Name: "flapjack_receiver_nagios_pipe_waiting_bytes",
-		Help: "Bytes written by Nagios and not yet read (FIONREAD on the pipe)."}, func() float64 { return float64(s.Waiting()) })
-	f.NewGaugeFunc(prometheus.GaugeOpts{Name: "flapjack_receiver_nagios_pipe_size_bytes",
-		Help: "Buffer size of the perfdata pipe obtained at open."}, func() float64 { return float64(s.PipeSize.Load()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{Name: prefix + "pipe_waiting_bytes",
+		Help: "Bytes written by " + k.writer + " and not yet read (FIONREAD on the pipe)."}, func() float64 { return float64(s.Waiting()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{Name: prefix + "pipe_size_bytes",
+		Help: "Buffer size of the " + k.lines + " pipe obtained at open."}, func() float64 { return float64(s.PipeSize.Load()) })
 	return s
 }
+
+// pipeKind is what differs between the receivers reading a named pipe (one implementation of
+// the pipe handling: held open, batched, spooled).
+type pipeKind struct {
+	name   string // "nagios": log field, error prefix, metric names, settings receiver.NAME.*
+	writer string // who writes the pipe
+	lines  string // what it writes
+	wrote  string // what it wrote into a regular file standing at the pipe's path
+	parse  func(line string, buf []byte) (schema.Event, []byte, error)
+}
+
+var (
+	nagiosPipe = pipeKind{name: "nagios", writer: "Nagios", lines: "Nagios perfdata", wrote: "perfdata", parse: parseNagios}
+	nscaPipe   = pipeKind{name: "nsca", writer: "nsca", lines: "nsca external command", wrote: "results", parse: parseNSCA}
+)
 
 // RunNagios reads Nagios perfdata lines from the named pipe opts.FIFO until ctx ends and queues
 // their events in batches; invalid lines are logged, counted and reported (OnReject) with their
@@ -91,33 +115,38 @@ func NewNagiosStats(reg prometheus.Registerer) *NagiosStats {
 // It returns nil when ctx is cancelled, and an error naming the path when the FIFO cannot be
 // created, opened or read, or when something other than a named pipe stands at the path.
 func RunNagios(ctx context.Context, opts NagiosOptions, enq Enqueuer, log *zap.Logger) error {
+	return runPipe(ctx, nagiosPipe, opts, enq, log)
+}
+
+// runPipe is RunNagios for the lines of kind k.
+func runPipe(ctx context.Context, k pipeKind, opts NagiosOptions, enq Enqueuer, log *zap.Logger) error {
 	if opts.FIFO == "" {
-		return errors.New("nagios receiver: no FIFO path given")
+		return fmt.Errorf("%s receiver: no FIFO path given", k.name)
 	}
 	if enq == nil {
-		return errors.New("nagios receiver: no Enqueuer given")
+		return fmt.Errorf("%s receiver: no Enqueuer given", k.name)
 	}
 	if log == nil {
 		log = zap.NewNop()
 	}
 	if opts.Stats == nil {
-		opts.Stats = NewNagiosStats(nil)
+		opts.Stats = newPipeStats(nil, k)
 	}
-	log = log.With(zap.String("receiver", "nagios"), zap.String("fifo", opts.FIFO))
+	log = log.With(zap.String("receiver", k.name), zap.String("fifo", opts.FIFO))
 	if opts.Spool != nil {
 		opts.Spool.SetLogger(log)
 	}
-	aside, err := prepareFIFO(opts, log)
+	aside, err := prepareFIFO(k, opts, log)
 	if err != nil {
 		return err
 	}
 	f, err := openFIFO(opts.FIFO)
 	if err != nil {
-		return fmt.Errorf("nagios receiver: opening FIFO %s: %w", opts.FIFO, err)
+		return fmt.Errorf("%s receiver: opening FIFO %s: %w", k.name, opts.FIFO, err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
-		return fmt.Errorf("nagios receiver: %s is not a named pipe", opts.FIFO)
+		return fmt.Errorf("%s receiver: %s is not a named pipe", k.name, opts.FIFO)
 	}
 	if opts.PipeSize >= 0 {
 		want := opts.PipeSize
@@ -132,22 +161,22 @@ func RunNagios(ctx context.Context, opts NagiosOptions, enq Enqueuer, log *zap.L
 	}
 	opts.Stats.waiting.Store(f)
 	defer opts.Stats.waiting.Store(nil)
-	log.Info("FIFO open; reading (held open read-write: Nagios reloads and restarts are not an end of file)",
+	log.Info("FIFO open; reading (held open read-write: "+k.writer+" closing or reopening it is not an end of file)",
 		zap.Int64("pipe_size", opts.Stats.PipeSize.Load()))
 
 	snd := newSender(enq, opts.Spool, opts.Stats, log)
 	sent := make(chan struct{})
 	go func() { defer close(sent); snd.run(ctx) }()
-	r := nagiosReader{log: log, onReject: opts.OnReject, out: snd.batches, stats: opts.Stats}
+	r := nagiosReader{log: log, onReject: opts.OnReject, out: snd.batches, stats: opts.Stats, parse: k.parse}
 	defer func() {
 		close(snd.batches)
 		<-sent
-		log.Info("nagios receiver stopped", zap.Int("lines", r.rep.Records),
+		log.Info(k.name+" receiver stopped", zap.Int("lines", r.rep.Records),
 			zap.Int64("enqueued", opts.Stats.Enqueued.Load()), zap.Int("rejected", r.rep.Rejected),
 			zap.Int64("spooled_now", spoolLen(opts.Spool)))
 	}()
 	if aside != "" {
-		if err := r.ingestFile(ctx, aside); err != nil {
+		if err := r.ingestFile(ctx, k, aside); err != nil {
 			return err
 		}
 	}
@@ -158,11 +187,11 @@ func RunNagios(ctx context.Context, opts NagiosOptions, enq Enqueuer, log *zap.L
 	})
 	defer stop()
 	if err := r.read(ctx, f); err != nil {
-		return fmt.Errorf("nagios receiver: reading FIFO %s: %w", opts.FIFO, err)
+		return fmt.Errorf("%s receiver: reading FIFO %s: %w", k.name, opts.FIFO, err)
 	}
 	if ctx.Err() == nil {
 		// Cannot happen while we hold a write end; say so rather than spin.
-		return fmt.Errorf("nagios receiver: unexpected end of file on FIFO %s", opts.FIFO)
+		return fmt.Errorf("%s receiver: unexpected end of file on FIFO %s", k.name, opts.FIFO)
 	}
 	return nil
 }
@@ -177,7 +206,7 @@ func spoolLen(s *Spool) int64 {
 // prepareFIFO makes sure a named pipe stands at opts.FIFO: it creates one when the path is
 // missing and, with ReplaceFile, moves a regular file aside (returning its new path, whose
 // lines are to be ingested once).
-func prepareFIFO(opts NagiosOptions, log *zap.Logger) (aside string, err error) {
+func prepareFIFO(k pipeKind, opts NagiosOptions, log *zap.Logger) (aside string, err error) {
 	path := opts.FIFO
 	mode := opts.FIFOMode
 	if mode == 0 {
@@ -187,48 +216,51 @@ func prepareFIFO(opts NagiosOptions, log *zap.Logger) (aside string, err error) 
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return "", fmt.Errorf("nagios receiver: FIFO %s: %w", path, err)
+		return "", fmt.Errorf("%s receiver: FIFO %s: %w", k.name, path, err)
 	case st.Mode()&os.ModeNamedPipe != 0:
 		return "", nil
 	case st.Mode().IsRegular() && opts.ReplaceFile:
 		aside = fmt.Sprintf("%s.replaced-%s", path, time.Now().UTC().Format("20060102T150405Z"))
 		if err := os.Rename(path, aside); err != nil {
-			return "", fmt.Errorf("nagios receiver: moving the regular file %s aside: %w", path, err)
+			return "", fmt.Errorf("%s receiver: moving the regular file %s aside: %w", k.name, path, err)
 		}
 		log.Warn("moved the regular file at the FIFO path aside; its lines are ingested once, then it can be deleted",
 			zap.String("moved_to", aside))
 	case st.Mode().IsRegular():
-		return "", fmt.Errorf("nagios receiver: %s is a regular file, not a named pipe: Nagios wrote its perfdata there before the pipe existed. "+
+		return "", fmt.Errorf("%s receiver: %s is a regular file, not a named pipe: %s wrote its %s there before the pipe existed. "+
 			"Run again with --replace-file to move it aside to %s.replaced-<time>, queue its lines once and create the pipe, "+
-			"or move it away yourself (the receiver then creates the pipe)", path, path)
+			"or move it away yourself (the receiver then creates the pipe)", k.name, path, k.writer, k.wrote, path)
 	default:
-		return "", fmt.Errorf("nagios receiver: %s is not a named pipe (mode %s); remove it or set receiver.nagios.fifo to another path", path, st.Mode())
+		return "", fmt.Errorf("%s receiver: %s is not a named pipe (mode %s); remove it or set receiver.%s.fifo to another path", k.name, path, st.Mode(), k.name)
 	}
 	if err := makeFIFO(path, mode, opts.FIFOGroup); err != nil {
-		return "", fmt.Errorf("nagios receiver: creating FIFO %s: %w", path, err)
+		return "", fmt.Errorf("%s receiver: creating FIFO %s: %w", k.name, path, err)
 	}
 	log.Info("created the FIFO", zap.String("mode", fmt.Sprintf("%#o", mode.Perm())), zap.String("group", opts.FIFOGroup))
 	return aside, nil
 }
 
-func (r *nagiosReader) ingestFile(ctx context.Context, path string) error {
+func (r *nagiosReader) ingestFile(ctx context.Context, k pipeKind, path string) error {
 	in, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("nagios receiver: %w", err)
+		return fmt.Errorf("%s receiver: %w", k.name, err)
 	}
 	defer in.Close()
 	before := r.rep
 	if err := r.read(ctx, in); err != nil {
-		return fmt.Errorf("nagios receiver: reading %s: %w", path, err)
+		return fmt.Errorf("%s receiver: reading %s: %w", k.name, path, err)
 	}
 	r.log.Info("ingested the file moved aside; delete it when satisfied", zap.String("file", path),
 		zap.Int("lines", r.rep.Records-before.Records), zap.Int("rejected", r.rep.Rejected-before.Rejected))
 	return nil
 }
 
-// batchPublisher is what *events.Publisher offers: a batch queued in one push, all or none.
+// batchPublisher is what *events.Publisher offers: a batch queued in one push, all or none,
+// validated again (PublishRaw) or, for events this process validated and encoded as it read
+// them, not (PublishEncoded).
 type batchPublisher interface {
 	PublishRaw(ctx context.Context, raws ...[]byte) ([]schema.Event, error)
+	PublishEncoded(ctx context.Context, payloads ...[]byte) error
 }
 
 // sender takes batches of events from the reader and queues them, spooling while Redis is away.
@@ -311,7 +343,7 @@ func (s *sender) deliver(ctx context.Context, b [][]byte) {
 // drainOne queues the oldest spooled segment; false when Redis is still away (or another
 // process is draining the spool).
 func (s *sender) drainOne(ctx context.Context) bool {
-	if _, err := s.spool.DrainOldest(ctx, s.publish); err != nil {
+	if _, err := s.spool.DrainOldest(ctx, s.publishSpooled); err != nil {
 		if !errors.Is(err, ErrSpoolBusy) && !s.down {
 			s.log.Error("draining the spool", zap.Error(err))
 		}
@@ -324,11 +356,33 @@ func (s *sender) drainOne(ctx context.Context) bool {
 	return true
 }
 
-// publish queues evs in order and returns how many of them are done with (queued, or refused
-// and counted as rejected) before an error.
+// publish queues events the reader validated and encoded, in order, and returns how many of them
+// are done with before an error.
 func (s *sender) publish(ctx context.Context, evs [][]byte) (int, error) {
+	return s.publishChecked(ctx, evs, false)
+}
+
+// publishSpooled is publish for events read back from the spool: they were written by some
+// process to a file, so the publisher validates them again.
+func (s *sender) publishSpooled(ctx context.Context, evs [][]byte) (int, error) {
+	return s.publishChecked(ctx, evs, true)
+}
+
+// publishChecked queues evs in order, validating them again when check is set, and returns how
+// many of them are done with (queued, or refused and counted as rejected) before an error.
+func (s *sender) publishChecked(ctx context.Context, evs [][]byte, check bool) (int, error) {
 	ctx = context.WithoutCancel(ctx)
 	if bp, ok := s.enq.(batchPublisher); ok {
+		if !check {
+			for start := 0; start < len(evs); start += maxBatch * 10 {
+				chunk := evs[start:min(start+maxBatch*10, len(evs))]
+				if err := bp.PublishEncoded(ctx, chunk...); err != nil {
+					return start, err
+				}
+				s.stats.Enqueued.Add(int64(len(chunk)))
+			}
+			return len(evs), nil
+		}
 		for start := 0; start < len(evs); start += maxBatch * 10 {
 			chunk := evs[start:min(start+maxBatch*10, len(evs))]
 			_, err := bp.PublishRaw(ctx, chunk...)

@@ -412,37 +412,8 @@ func (m *eventMembers) tagList(r *reasons) []string {
 	return nil
 }
 
-// MarshalJSON encodes the event in Flapjack's event format (absent optional fields omitted).
+// MarshalJSON encodes the event in Flapjack's event format (absent optional fields omitted);
+// see AppendJSON.
 func (e Event) MarshalJSON() ([]byte, error) {
-	m := map[string]any{
-		"entity": e.Entity, "check": e.Check, "type": e.Type, "state": e.State,
-	}
-	if e.Summary != "" {
-		m["summary"] = e.Summary
-	}
-	if e.Details != "" {
-		m["details"] = e.Details
-	}
-	if e.Perfdata != "" {
-		m["perfdata"] = e.Perfdata
-	}
-	if len(e.Tags) > 0 {
-		m["tags"] = e.Tags
-	}
-	if e.HasTime {
-		m["time"] = e.Time
-	}
-	if e.HasDuration {
-		m["duration"] = e.Duration
-	}
-	if e.HasInitialDelay {
-		m["initial_failure_delay"] = e.InitialFailureDelay
-	}
-	if e.HasRepeatDelay {
-		m["repeat_failure_delay"] = e.RepeatFailureDelay
-	}
-	if e.AcknowledgementID != "" {
-		m["acknowledgement_id"] = e.AcknowledgementID
-	}
-	return json.Marshal(m)
+	return e.AppendJSON(nil), nil
 }

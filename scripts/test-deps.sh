@@ -12,6 +12,9 @@ command -v prosody >/dev/null 2>&1 || missing="$missing prosody"
 command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
 [ -x /usr/sbin/nagios4 ] || missing="$missing nagios4-core"
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+# the real nsca daemon and send_nsca client for the NSCA receiver test
+[ -x /usr/sbin/nsca ] || missing="$missing nsca"
+[ -x /usr/sbin/send_nsca ] || missing="$missing nsca-client"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "installing test dependencies:$missing"

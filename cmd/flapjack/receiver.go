@@ -28,6 +28,8 @@ func receiverCommand() *cli.Command {
 				},
 			},
 			nagiosCommand(),
+			nscaCommand(),
+			mirrorCommand(),
 			{
 				Name:  "json",
 				Usage: "read events (one per line, concatenated, or an array) from --file or standard input",

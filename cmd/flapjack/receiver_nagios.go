@@ -41,26 +41,31 @@ func nagiosCommand() *cli.Command {
 }
 
 func nagiosOptions(c *cli.Context, p *process) (receiver.NagiosOptions, error) {
+	return pipeOptions(c, p, "nagios", receiver.NewNagiosStats(p.reg))
+}
+
+// pipeOptions are the options of the pipe receiver whose settings are receiver.NAME.*.
+func pipeOptions(c *cli.Context, p *process, name string, stats *receiver.NagiosStats) (receiver.NagiosOptions, error) {
 	v := p.values
-	fifo := v.String("receiver.nagios.fifo")
+	setting := func(s string) string { return "receiver." + name + "." + s }
+	fifo := v.String(setting("fifo"))
 	if c.IsSet("fifo") {
 		fifo = c.String("fifo")
 	}
-	mode, err := strconv.ParseUint(v.String("receiver.nagios.fifo_mode"), 8, 32)
+	mode, err := strconv.ParseUint(v.String(setting("fifo_mode")), 8, 32)
 	if err != nil || mode > 0o777 {
-		return receiver.NagiosOptions{}, settingsError(fmt.Errorf("receiver.nagios.fifo_mode %q is not an octal mode such as 0660", v.String("receiver.nagios.fifo_mode")))
+		return receiver.NagiosOptions{}, settingsError(fmt.Errorf("%s %q is not an octal mode such as 0660", setting("fifo_mode"), v.String(setting("fifo_mode"))))
 	}
-	spool, err := receiver.OpenSpool(v.String("receiver.nagios.spool_dir"), int64(v.Int("receiver.nagios.spool_max_bytes")))
+	spool, err := receiver.OpenSpool(v.String(setting("spool_dir")), int64(v.Int(setting("spool_max_bytes"))))
 	if err != nil {
-		return receiver.NagiosOptions{}, settingsError(fmt.Errorf("receiver.nagios.spool_dir %s: %w", v.String("receiver.nagios.spool_dir"), err))
+		return receiver.NagiosOptions{}, settingsError(fmt.Errorf("%s %s: %w", setting("spool_dir"), v.String(setting("spool_dir")), err))
 	}
-	pipeSize := v.Int("receiver.nagios.pipe_size")
+	pipeSize := v.Int(setting("pipe_size"))
 	if pipeSize == 0 {
 		pipeSize = -1 // 0: leave the kernel's size
 	}
 	return receiver.NagiosOptions{
-		FIFO: fifo, FIFOMode: os.FileMode(mode), FIFOGroup: v.String("receiver.nagios.fifo_group"),
-		ReplaceFile: c.Bool("replace-file"), PipeSize: pipeSize, Spool: spool,
-		Stats: receiver.NewNagiosStats(p.reg),
+		FIFO: fifo, FIFOMode: os.FileMode(mode), FIFOGroup: v.String(setting("fifo_group")),
+		ReplaceFile: c.Bool("replace-file"), PipeSize: pipeSize, Spool: spool, Stats: stats,
 	}, nil
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flapjackgo/flapjack/internal/testing/testbinary"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+)
+
+// writePipe writes lines into a named pipe the receiver holds open.
+func writePipe(t *testing.T, path string, lines ...string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNagiosReceiverStartsWhileRedisIsDown: `flapjack receiver nagios` started while Redis does
+// not answer opens its pipe and reads, keeping the results in its spool, and queues them in
+// order once a real redis-server starts on the configured address.
+func TestNagiosReceiverStartsWhileRedisIsDown(t *testing.T) {
+	t.Parallel()
+	srv := testredis.StartServer(t)
+	db := srv.NewDB(t)
+	srv.Kill() // the address is known; nothing answers there until Restart
+	dir := t.TempDir()
+	fifo, spool := filepath.Join(dir, "flapjack.fifo"), filepath.Join(dir, "spool")
+	p := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_RECEIVER_NAGIOS_SPOOL_DIR=" + spool},
+		"receiver", "nagios", "--fifo", fifo)
+	p.WaitMatch(t, true, regexp.MustCompile(`FIFO open; reading`), 10*time.Second)
+	var lines, want []string
+	for i := range 50 {
+		lines = append(lines, fmt.Sprintf("[SERVICEPERFDATA]\t1700000000\tweb-%02d\tHTTP\tOK\t0.01\t0.1\tHTTP OK\t\t", i))
+		want = append(want, fmt.Sprintf("web-%02d:HTTP", i))
+	}
+	writePipe(t, fifo, lines...)
+	deadline := time.Now().Add(10 * time.Second)
+	for spooled(t, spool) < len(lines) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d results spooled with Redis down\n%s", spooled(t, spool), len(lines), p.Text(true))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	srv.Restart(t)
+	waitQueued(t, db, want, 15*time.Second)
+	if n := spooled(t, spool); n != 0 {
+		t.Errorf("%d results left in the spool", n)
+	}
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.Text(true))
+	}
+}
