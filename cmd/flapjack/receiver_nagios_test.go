@@ -61,3 +61,31 @@ func TestNagiosReceiverStartsWhileRedisIsDown(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, p.Text(true))
 	}
 }
+
+// TestNagiosReceiverStoppedDuringAnOutageExitsZero: SIGTERM while Redis is away is a clean stop
+// (systemd must not count it as a failure); what was read stays in the spool for the next start.
+func TestNagiosReceiverStoppedDuringAnOutageExitsZero(t *testing.T) {
+	t.Parallel()
+	srv := testredis.StartServer(t)
+	db := srv.NewDB(t)
+	srv.Kill()
+	dir := t.TempDir()
+	fifo, spool := filepath.Join(dir, "flapjack.fifo"), filepath.Join(dir, "spool")
+	p := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_RECEIVER_NAGIOS_SPOOL_DIR=" + spool},
+		"receiver", "nagios", "--fifo", fifo)
+	p.WaitMatch(t, true, regexp.MustCompile(`FIFO open; reading`), 10*time.Second)
+	writePipe(t, fifo, "[SERVICEPERFDATA]\t1700000000\tweb-01\tHTTP\tCRITICAL\t0.01\t0.1\tHTTP down\t\t")
+	deadline := time.Now().Add(10 * time.Second)
+	for spooled(t, spool) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing spooled with Redis down\n%s", p.Text(true))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM during a Redis outage\n%s", code, p.Text(true))
+	}
+	if n := spooled(t, spool); n != 1 {
+		t.Errorf("%d results in the spool after the stop, want 1", n)
+	}
+}

@@ -162,7 +162,13 @@ func processRecord(p *process, names []string) lifecycle.Stage {
 			p.log.Warn("process record not written; status will not list this process until Redis answers", zap.Error(err))
 		}
 		reg.Run(ctx)
-		return reg.Deregister(context.WithoutCancel(ctx))
+		// A receiver stopped during a Redis outage has done its job (its spool holds what Redis
+		// could not take): the stale record it leaves is reported as such by status, and a clean
+		// stop must still exit 0.
+		if err := reg.Deregister(context.WithoutCancel(ctx)); err != nil {
+			p.log.Warn("process record not removed; status will list this process as stale until it ages out", zap.Error(err))
+		}
+		return nil
 	}}
 }
 
