@@ -363,7 +363,7 @@ func (x *Executive) rejectRecord(raw string, err error, now time.Time) model.Rec
 	ttl := seconds(x.cfg.RejectedMaxAge)
 	list := x.keys.EventsRejected(now)
 	reasonList := x.keys.EventsRejectedReasons(now)
-	why, _ := json.Marshal(map[string]any{"time": now.Unix(), "reasons": reasons, "event": text.Truncate(raw, 1024)})
+	why, _ := json.Marshal(schema.RejectedReason{Time: now.Unix(), Reasons: reasons, Event: text.Truncate(raw, schema.RejectedInputMax)})
 	rec.Ops.LPush(list, raw)
 	rec.Ops.Expire(list, ttl)
 	rec.Ops.LPush(reasonList, why)

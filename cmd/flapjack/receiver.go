@@ -51,7 +51,11 @@ func receiverCommand() *cli.Command {
 						if f, ok := in.(*os.File); ok && f != os.Stdin {
 							defer f.Close()
 						}
-						rep, err := receiver.RunJSON(c.Context, in, receiver.JSONOptions{}, rt.publisher(), rt.log)
+						var rejected []receiver.Rejection
+						rep, err := receiver.RunJSON(c.Context, in, receiver.JSONOptions{OnReject: func(r receiver.Rejection) {
+							rejected = append(rejected, r)
+						}}, rt.publisher(), rt.log)
+						rt.keepRejectedNow(c.Context, "json", rejected)
 						fmt.Fprintf(c.App.ErrWriter, "%d records: %d queued, %d rejected\n", rep.Records, rep.Enqueued, rep.Rejected)
 						if err != nil {
 							return cli.Exit(err.Error(), 1)
@@ -128,7 +132,11 @@ func sensuPipeHandler(c *cli.Context) error {
 	}
 	defer spool.Close()
 	enq := &receiver.SpoolingEnqueuer{Next: rt.publisher(), Spool: spool}
-	rep, err := receiver.RunJSON(c.Context, in, receiver.JSONOptions{Sensu: true}, enq, rt.log)
+	var rejected []receiver.Rejection
+	rep, err := receiver.RunJSON(c.Context, in, receiver.JSONOptions{Sensu: true, OnReject: func(r receiver.Rejection) {
+		rejected = append(rejected, r)
+	}}, enq, rt.log)
+	rt.keepRejectedNow(c.Context, "sensu", rejected)
 	if rep.Records == 0 && err == nil {
 		// Nothing read: still deliver what earlier runs spooled.
 		_, _ = spool.Drain(c.Context, rt.publisher())
@@ -166,10 +174,12 @@ func sensuStages(p *process) ([]lifecycle.Stage, error) {
 		return nil, err
 	}
 	enq := &receiver.SpoolingEnqueuer{Next: p.publisher(), Spool: spool}
+	onReject, keeper := p.keepRejected("sensu")
 	return []lifecycle.Stage{
 		{Name: sensuStage, Run: func(ctx context.Context) error {
-			return receiver.ServeSensu(ctx, receiver.SensuOptions{Listen: addr}, enq, log)
+			return receiver.ServeSensu(ctx, receiver.SensuOptions{Listen: addr, OnReject: onReject}, enq, log)
 		}},
+		keeper,
 		{Name: sensuStage + " spool", Auxiliary: true, Run: func(ctx context.Context) error {
 			enq.DrainEvery(ctx, time.Second)
 			return nil

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/lifecycle"
 	"github.com/flapjackgo/flapjack/receiver"
@@ -25,23 +26,26 @@ func nagiosCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			return runStages(c, hooks{}, func(p *process) ([]lifecycle.Stage, error) {
-				opts, err := nagiosOptions(c, p)
-				if err != nil {
-					return nil, err
-				}
-				return []lifecycle.Stage{{Name: nagiosStage, Run: func(ctx context.Context) error {
-					if opts.Spool != nil {
-						defer opts.Spool.Close()
-					}
-					return receiver.RunNagios(ctx, opts, p.publisher(), p.log)
-				}}}, nil
+				return pipeStages(c, p, "nagios", nagiosStage, receiver.NewNagiosStats(p.reg), receiver.RunNagios)
 			})
 		},
 	}
 }
 
-func nagiosOptions(c *cli.Context, p *process) (receiver.NagiosOptions, error) {
-	return pipeOptions(c, p, "nagios", receiver.NewNagiosStats(p.reg))
+// pipeStages are a pipe receiver's stages: run reading the pipe whose settings are
+// receiver.NAME.*, and the keeper of the lines it rejects.
+func pipeStages(c *cli.Context, p *process, name, stage string, stats *receiver.NagiosStats,
+	run func(context.Context, receiver.NagiosOptions, receiver.Enqueuer, *zap.Logger) error) ([]lifecycle.Stage, error) {
+	opts, err := pipeOptions(c, p, name, stats)
+	if err != nil {
+		return nil, err
+	}
+	var keeper lifecycle.Stage
+	opts.OnReject, keeper = p.keepRejected(name)
+	return []lifecycle.Stage{{Name: stage, Run: func(ctx context.Context) error {
+		defer opts.Spool.Close()
+		return run(ctx, opts, p.publisher(), p.log)
+	}}, keeper}, nil
 }
 
 // pipeOptions are the options of the pipe receiver whose settings are receiver.NAME.*.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/flapjackgo/flapjack/internal/testing/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/schema"
+	"github.com/gomodule/redigo/redis"
 )
 
 // writePipe writes lines into a named pipe the receiver holds open.
@@ -87,5 +90,48 @@ func TestNagiosReceiverStoppedDuringAnOutageExitsZero(t *testing.T) {
 	}
 	if n := spooled(t, spool); n != 1 {
 		t.Errorf("%d results in the spool after the stop, want 1", n)
+	}
+}
+
+// TestReceiversKeepWhatTheyReject: a line the Nagios receiver refuses, and a record `receiver
+// json` refuses, are kept in events_rejected:YYYYMMDDHH with their reasons and source in
+// events_rejected_reasons, as the executive keeps the events it refuses; the good ones are queued.
+func TestReceiversKeepWhatTheyReject(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	env := []string{"FLAPJACK_REDIS_URL=" + db.URL()}
+	fifo := filepath.Join(t.TempDir(), "flapjack.fifo")
+	p := testbinary.Start(t, env, "receiver", "nagios", "--fifo", fifo)
+	p.WaitMatch(t, true, regexp.MustCompile(`FIFO open; reading`), 10*time.Second)
+	writePipe(t, fifo, "[SERVICEPERFDATA]\t1700000000\tweb-01\tHTTP\tOK\t0.01\t0.1\tHTTP OK\t\t", "[SERVICEPERFDATA]\tnot enough fields")
+	waitQueued(t, db, []string{"web-01:HTTP"}, 10*time.Second)
+	if _, errOut, code := flapjack(t, env, `{"entity":"db-01","check":"MySQL","state":"sideways"}`, "receiver", "json"); code != 1 {
+		t.Fatalf("receiver json with an invalid record: exit %d, want 1\n%s", code, errOut)
+	}
+	keys := schema.NewKeys("")
+	sources := map[string]string{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(sources) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("rejections kept: %v\n%s", sources, p.Text(true))
+		}
+		time.Sleep(20 * time.Millisecond)
+		whys, _ := redis.Strings(db.Do(t, "LRANGE", keys.EventsRejectedReasons(time.Now()), 0, -1), nil)
+		for _, w := range whys {
+			var r schema.RejectedReason
+			if err := json.Unmarshal([]byte(w), &r); err != nil {
+				t.Fatal(err)
+			}
+			sources[r.Source] = r.Event + " :: " + strings.Join(r.Reasons, "; ")
+		}
+	}
+	if !strings.Contains(sources["nagios"], "not enough fields") || !strings.Contains(sources["json"], "sideways") {
+		t.Errorf("rejections kept: %v", sources)
+	}
+	if n, _ := redis.Int(db.Do(t, "LLEN", keys.EventsRejected(time.Now())), nil); n != 2 {
+		t.Errorf("events_rejected holds %d inputs, want 2", n)
+	}
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d", code)
 	}
 }

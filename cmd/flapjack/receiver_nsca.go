@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/flapjackgo/flapjack/lifecycle"
@@ -24,14 +22,7 @@ func nscaCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			return runStages(c, hooks{}, func(p *process) ([]lifecycle.Stage, error) {
-				opts, err := pipeOptions(c, p, "nsca", receiver.NewNSCAStats(p.reg))
-				if err != nil {
-					return nil, err
-				}
-				return []lifecycle.Stage{{Name: nscaStage, Run: func(ctx context.Context) error {
-					defer opts.Spool.Close()
-					return receiver.RunNSCA(ctx, opts, p.publisher(), p.log)
-				}}}, nil
+				return pipeStages(c, p, "nsca", nscaStage, receiver.NewNSCAStats(p.reg), receiver.RunNSCA)
 			})
 		},
 	}

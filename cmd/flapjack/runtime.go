@@ -21,6 +21,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/receiver"
 	"github.com/flapjackgo/flapjack/schema"
 	"github.com/flapjackgo/flapjack/status"
 )
@@ -193,3 +194,24 @@ func oneShot(f func(c *cli.Context, rt *runtime) error) cli.ActionFunc {
 
 // usageError is a bad flag value: exit status 2.
 func usageError(format string, args ...any) error { return cli.Exit(fmt.Sprintf(format, args...), 2) }
+
+// rejectKeeper keeps receivers' rejected inputs beside the executive's rejections, for as long.
+func (rt *runtime) rejectKeeper() *events.Keeper {
+	return events.NewKeeper(rt.pool, rt.keys, rt.clock, rt.values.Duration("executive.rejected_events_maxage"),
+		rt.log.With(zap.String("stage", "rejections")))
+}
+
+// keepRejectedNow writes a one-shot receiver's rejections before it exits; Redis being away is
+// said, not fatal (the rejections were printed and logged).
+func (rt *runtime) keepRejectedNow(ctx context.Context, source string, rejected []receiver.Rejection) {
+	if len(rejected) == 0 {
+		return
+	}
+	batch := make([]events.Rejected, len(rejected))
+	for i, r := range rejected {
+		batch[i] = events.Rejected{Source: source, Input: r.Input, Reasons: r.Reasons}
+	}
+	if err := rt.rejectKeeper().Write(ctx, batch); err != nil {
+		rt.log.Warn("rejected records not kept in Redis", zap.Error(err))
+	}
+}

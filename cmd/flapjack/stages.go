@@ -16,12 +16,14 @@ import (
 
 	"github.com/flapjackgo/flapjack/api"
 	"github.com/flapjackgo/flapjack/config"
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/lifecycle"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/receiver"
 	"github.com/flapjackgo/flapjack/retention"
 	"github.com/flapjackgo/flapjack/status"
 	"github.com/flapjackgo/flapjack/web"
@@ -325,4 +327,13 @@ func newRegistry() *prometheus.Registry {
 		ConstLabels: prometheus.Labels{"version": version},
 	}, func() float64 { return 1 }))
 	return reg
+}
+
+// keepRejected keeps what the receiver named source refuses in events_rejected (events.Keeper):
+// the callback for its OnReject and the stage that writes them.
+func (p *process) keepRejected(source string) (func(receiver.Rejection), lifecycle.Stage) {
+	k := p.rejectKeeper()
+	return func(r receiver.Rejection) {
+		k.Keep(events.Rejected{Source: source, Input: r.Input, Reasons: r.Reasons})
+	}, lifecycle.Stage{Name: source + " rejections", Auxiliary: true, Run: k.Run}
 }
