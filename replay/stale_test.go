@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// TestStaleCheckTimeline (SPEC 4.19): a check with ttl 300 that stops reporting turns unknown
+// TestStaleCheckTimeline (SPEC 4.19, examples/stale.jsonl): a check with ttl 300 that stops reporting turns unknown
 // at +300 s and alerts its contact, again every ttl while the silence lasts, and recovers with
 // its next ok; the delays apply to stale results as to any failure (the second check, with the
 // default 30 s initial_failure_delay, first alerts at its second stale result), a result
@@ -32,23 +33,17 @@ func TestStaleCheckTimeline(t *testing.T) {
 	db.Do(t, "HSET", "contact_media_intervals:ada", "log", 60)
 	db.Do(t, "SADD", "contacts_for:ALL", "ada")
 	const t0 = 1767607200
-	ev := func(at int64, entity, check, extra string) string {
-		return fmt.Sprintf(`{"time":%d,"entity":%q,"check":%q,"type":"service","state":"ok"%s}`, at, entity, check, extra)
+	// The README's worked example.
+	timeline, err := os.ReadFile("../examples/stale.jsonl")
+	if err != nil {
+		t.Fatal(err)
 	}
-	timeline := strings.Join([]string{
-		ev(t0, "web-01", "HTTP", `,"ttl":300,"initial_failure_delay":0,"tags":["team-web"]`),
-		ev(t0, "db-01", "DISK", `,"ttl":"300"`),
-		ev(t0, "web-01", "PING", ``),
-		ev(t0+250, "db-01", "DISK", `,"ttl":300`),
-		ev(t0+1000, "web-01", "PING", ``),
-		ev(t0+1000, "web-01", "HTTP", `,"ttl":300,"initial_failure_delay":0`),
-	}, "\n")
 	ncfg := notifier.DefaultConfig()
 	ncfg.MediaQueues["log"] = "log_notifications"
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), Options{Pool: db.Pool, Keys: keys, Executive: executive.DefaultConfig(),
 		Notifier: ncfg, Identity: queue.Identity{Host: "replay-stale", PID: 1}},
-		strings.NewReader(timeline), &out)
+		bytes.NewReader(timeline), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
