@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
@@ -175,9 +177,22 @@ func TestDisarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.clk.Set(time.Unix(t0+200, 0))
-	res, err := w.ticker().Tick(context.Background())
+	reg := prometheus.NewRegistry()
+	tk := w.ticker()
+	tk.Metrics = staleness.NewMetrics(reg)
+	res, err := tk.Tick(context.Background())
 	if err != nil || res.Claimed != 1 || res.Disarmed != 3 {
 		t.Fatalf("tick: %+v %v, want 1 claimed, 3 disarmed", res, err)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP flapjack_stale_deadlines_disarmed_total Staleness deadlines dropped at their claim: the check's latest result had no ttl, or the check is disabled or gone.
+# TYPE flapjack_stale_deadlines_disarmed_total counter
+flapjack_stale_deadlines_disarmed_total 3
+# HELP flapjack_stale_results_total Stale results (unknown, "stale: no result for ...") queued for checks whose ttl ran out.
+# TYPE flapjack_stale_results_total counter
+flapjack_stale_results_total 1
+`), "flapjack_stale_results_total", "flapjack_stale_deadlines_disarmed_total"); err != nil {
+		t.Fatal(err)
 	}
 	q := w.queued(t)
 	if len(q) != 1 || q[0].Check != "LATE" || q[0].Summary != "stale: no result for 3 minutes, 20 seconds (ttl 60 s)" {
