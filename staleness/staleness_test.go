@@ -33,10 +33,10 @@ type world struct {
 	x    *executive.Executive
 }
 
-func newWorld(t *testing.T, policy staleness.Policy) *world {
+func newWorld(t *testing.T, prefix string, policy staleness.Policy) *world {
 	t.Helper()
 	db := testredis.New(t)
-	w := &world{db: db, keys: schema.NewKeys(""), clk: clock.NewFake(time.Unix(t0, 0))}
+	w := &world{db: db, keys: schema.NewKeys(prefix), clk: clock.NewFake(time.Unix(t0, 0))}
 	w.pub = events.NewPublisher(db.Pool, w.keys, "")
 	cfg := executive.DefaultConfig()
 	cfg.Staleness = policy
@@ -102,7 +102,7 @@ func result(check, extra string) string {
 // nothing.
 func TestExactlyOncePerSilencePeriod(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, staleness.Policy{})
+	w := newWorld(t, "", staleness.Policy{})
 	const checks = 60
 	raws := make([]string, checks)
 	for i := range raws {
@@ -163,10 +163,11 @@ func TestExactlyOncePerSilencePeriod(t *testing.T) {
 
 // TestDisarm: a deadline whose check got a result without ttl, was disabled, or got ttl 0 is
 // dropped at its claim without a stale result; a late tick queues one result, not one per
-// missed period, and the next deadline is one ttl after it.
+// missed period, and the next deadline is one ttl after it. Under a key prefix, which the claim
+// script's key families carry.
 func TestDisarm(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, staleness.Policy{})
+	w := newWorld(t, "fj:", staleness.Policy{})
 	w.send(t, result("NO_TTL_LATER", `,"ttl":60`), result("DISABLED", `,"ttl":60`),
 		result("ZERO", `,"ttl":60`), result("LATE", `,"ttl":60`))
 	w.clk.Set(time.Unix(t0+10, 0))
@@ -249,7 +250,7 @@ func TestPolicy(t *testing.T) {
 // TestDefaultTTL: with executive.default_ttl, results without a ttl arm deadlines and go stale.
 func TestDefaultTTL(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, staleness.Policy{Default: 120})
+	w := newWorld(t, "", staleness.Policy{Default: 120})
 	w.send(t, result("PING", ``))
 	w.clk.Set(time.Unix(t0+119, 0))
 	if res, _ := w.ticker().Tick(context.Background()); res.Claimed != 0 {
