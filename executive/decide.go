@@ -76,8 +76,9 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 			d.explain(ev, f.ID, &out, now)
 			return out
 		}
-		// A stale result is not news from the check: it leaves current_checks (freshness) alone.
-		out.touched = !ev.Stale
+		// A stale result is not news from the check: it leaves current_checks (freshness) alone,
+		// unless the check was never seen (only an outside producer sends it one).
+		out.touched = !ev.Stale || f.State == ""
 		view.previousState = f.State
 		if f.State == "" && d.newCheckMaintenance(ev) {
 			dur := seconds(d.cfg.NewCheckScheduledMaintenanceDuration)

@@ -269,3 +269,24 @@ func TestDefaultTTL(t *testing.T) {
 		t.Fatalf("second period: %+v, queued %+v", res, q)
 	}
 }
+
+// TestOutsideStaleResult: an event marked stale by an outside producer is recorded like any
+// failing result, arms no deadline and leaves last_update alone; a never-seen check still
+// becomes current.
+func TestOutsideStaleResult(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "", staleness.Policy{Default: 60})
+	w.send(t, `{"entity":"web-01","check":"Cron","type":"service","state":"unknown","stale":true,"ttl":30,"summary":"gone quiet"}`)
+	if st, _ := redis.String(w.db.Do(t, "HGET", w.keys.Check("web-01:Cron"), "state"), nil); st != "unknown" {
+		t.Fatalf("state %q", st)
+	}
+	if n, _ := redis.Int(w.db.Do(t, "ZCARD", w.keys.StaleDeadlines()), nil); n != 0 {
+		t.Errorf("a stale result armed %d deadlines", n)
+	}
+	if lu := w.db.Do(t, "HGET", w.keys.Check("web-01:Cron"), "last_update"); lu != nil {
+		t.Errorf("a stale result set last_update %s", lu)
+	}
+	if score := w.db.Do(t, "ZSCORE", w.keys.CurrentChecks("web-01"), "Cron"); score == nil {
+		t.Error("a never-seen check reported stale is not current")
+	}
+}
