@@ -24,7 +24,7 @@ func (a *jsonAPI) metricsRoutes(route func(method, path, what string, h apiHandl
 	}
 	route("GET", "/metrics/check_freshness", "JSON API: current checks by seconds since their last event", a.getMetricsPart("check_freshness"))
 	route("GET", "/metrics/entities", "JSON API: entity counts (all, enabled, failing)", a.getMetricsPart("entities"))
-	route("GET", "/metrics/checks", "JSON API: current check counts (all, failing)", a.getMetricsPart("checks"))
+	route("GET", "/metrics/checks", "JSON API: current check counts (all, failing, stale)", a.getMetricsPart("checks"))
 	route("GET", "/metrics/events", "JSON API: events processed and queued", a.getMetricsPart("events"))
 }
 
@@ -91,7 +91,7 @@ func entitiesJSON(m model.StoreMetrics) map[string]int64 {
 }
 
 func checksJSON(m model.StoreMetrics) map[string]int64 {
-	return map[string]int64{"all": m.ChecksAll, "failing": m.ChecksFailing}
+	return map[string]int64{"all": m.ChecksAll, "failing": m.ChecksFailing, "stale": m.ChecksStale}
 }
 
 // getMetrics answers GET /metrics as Flapjack 1.6: every metric, or those ?filter=a,b names.

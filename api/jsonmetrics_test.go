@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -28,6 +29,11 @@ func TestJSONMetrics(t *testing.T) {
 	db.Do(t, "ZADD", k.CurrentChecks("db-01"), now-4000, "Disk")
 	db.Do(t, "HSET", k.EntityIDsByName(), "app-01", "1", "db-01", "2", "old-01", "3")
 	db.Do(t, "ZADD", k.FailedChecks(), now, "app-01:HTTP", now, "gone:X")
+	// db-01:Disk's ttl ran out with nothing since; app-01:HTTP's has not; app-01:Ping got a
+	// result without ttl since the one that set its ttl; gone:X is not current.
+	db.Do(t, "HSET", k.StaleChecks(), "db-01:Disk", fmt.Sprintf(`{"ttl":300,"last":%d}`, now-4000),
+		"app-01:HTTP", fmt.Sprintf(`{"ttl":300,"last":%d}`, now-10),
+		"app-01:Ping", fmt.Sprintf(`{"ttl":60,"last":%d}`, now-200), "gone:X", `{"ttl":1,"last":1}`)
 	keysNow := db.Do(t, "DBSIZE").(int64)
 
 	// A Prometheus scraper, and a client that says nothing, get the exposition.
@@ -48,7 +54,7 @@ func TestJSONMetrics(t *testing.T) {
 			"event_queue_length":        2.0,
 			"check_freshness":           map[string]any{"0": 1.0, "60": 1.0, "300": 0.0, "900": 0.0, "3600": 1.0},
 			"entities":                  map[string]any{"all": 3.0, "enabled": 2.0, "failing": 1.0},
-			"checks":                    map[string]any{"all": 3.0, "failing": 1.0},
+			"checks":                    map[string]any{"all": 3.0, "failing": 1.0, "stale": 1.0},
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("Accept %q:\n got %v\nwant %v", accept, got, want)
@@ -64,7 +70,7 @@ func TestJSONMetrics(t *testing.T) {
 		"/metrics/check_freshness": map[string]any{"check_freshness": map[string]any{"from_0_to_60": 1.0, "from_60_to_300": 1.0,
 			"from_300_to_900": 0.0, "from_900_to_3600": 0.0, "from_3600_to_∞": 1.0}},
 		"/metrics/entities": map[string]any{"entities": map[string]any{"all": 3.0, "enabled": 2.0, "failing": 1.0}},
-		"/metrics/checks":   map[string]any{"checks": map[string]any{"all": 3.0, "failing": 1.0}},
+		"/metrics/checks":   map[string]any{"checks": map[string]any{"all": 3.0, "failing": 1.0, "stale": 1.0}},
 		"/metrics/events": map[string]any{"events": map[string]any{"processed": map[string]any{"all": 10.0, "ok": 7.0, "failure": 3.0},
 			"queue": map[string]any{"length": 2.0}}},
 	} {

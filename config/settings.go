@@ -97,6 +97,9 @@ var Core = Table{
 	{Key: "executive.max_future_skew", Kind: Duration, Default: "5m", Usage: "an event time further in the future than this is not trusted for ordering"},
 	{Key: "executive.batch_size", Kind: Int, Default: "256", Usage: "events claimed per batch"},
 	{Key: "executive.explain_entries", Kind: Int, Default: "50", Usage: "decisions of the executive and the notifier kept per check in explain:ENTITY:CHECK for `flapjack explain` (0 = none)"},
+	{Key: "executive.default_ttl", Kind: Duration, Default: "0", Usage: "ttl of results that carry none and match no executive.ttl_by_check entry: a check silent this long after its last result gets an unknown \"stale\" result, again every ttl (0 = off)"},
+	{Key: "executive.ttl_by_check", Kind: List, Usage: "default ttls per check, each REGEX=DURATION matched against ENTITY:CHECK, first match wins (0 = none); an event's own ttl overrides"},
+	{Key: "executive.staleness_interval", Kind: Duration, Default: "1s", Usage: "how often each executive claims the checks whose ttl ran out"},
 
 	{Key: "notifier.enabled", Kind: Bool, Default: "true", Usage: "run the notifier in `server`"},
 	{Key: "notifier.queue", Default: "notifications", Usage: "list the executive pushes notifications onto and the notifier takes them from"},

@@ -76,7 +76,9 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 			d.explain(ev, f.ID, &out, now)
 			return out
 		}
-		out.touched = true
+		// A stale result is not news from the check: it leaves current_checks (freshness) alone,
+		// unless the check was never seen (only an outside producer sends it one).
+		out.touched = !ev.Stale || f.State == ""
 		view.previousState = f.State
 		if f.State == "" && d.newCheckMaintenance(ev) {
 			dur := seconds(d.cfg.NewCheckScheduledMaintenanceDuration)
@@ -89,6 +91,7 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 			skipFilters = ev.IsOK()
 		}
 		d.recordService(ev, f, &view, w, now, seq)
+		d.cfg.Staleness.Arm(ops, d.keys, ev, now)
 	default:
 		out.record.Counter = "action"
 		w.Action(now, ev.State)
@@ -230,7 +233,7 @@ func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *che
 	w.ServiceUpdate(model.Update{
 		Now: now, Summary: ev.Summary, Details: ev.Details, Perfdata: ev.Perfdata,
 		InitialFailureDelay: view.initialDelay, RepeatFailureDelay: view.repeatDelay,
-		EventTime: eventTime, Sequence: max(seq, f.LastSequence),
+		EventTime: eventTime, Sequence: max(seq, f.LastSequence), Stale: ev.Stale,
 	}, f)
 }
 

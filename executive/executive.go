@@ -25,6 +25,7 @@ import (
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/staleness"
 )
 
 // Stage is the executive's name in instance records and processing lists.
@@ -46,6 +47,8 @@ type Config struct {
 	NotifierQueue                          string // notifications list name
 	// ExplainEntries caps each check's explain list (0 = none kept).
 	ExplainEntries int
+	// Staleness gives results without a ttl of their own the default ttl (SPEC 4.19).
+	Staleness staleness.Policy
 }
 
 // Validate refuses settings the executive cannot run with, naming each setting.

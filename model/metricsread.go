@@ -23,6 +23,8 @@ type StoreMetrics struct {
 	Freshness                                     []int64
 	EntitiesAll, EntitiesEnabled, EntitiesFailing int64
 	ChecksAll, ChecksFailing                      int64
+	// ChecksStale counts current checks whose ttl ran out with no result since (SPEC 4.19).
+	ChecksStale int64
 }
 
 // ReadStoreMetrics reads StoreMetrics at now in two round trips.
@@ -58,7 +60,7 @@ func ReadStoreMetrics(conn redis.Conn, keys schema.Keys, now time.Time) (StoreMe
 	for _, e := range current {
 		conn.Send("ZRANGE", keys.CurrentChecks(e), 0, -1, "WITHSCORES")
 	}
-	isCurrent := map[string]bool{}
+	lastSeen := map[string]int64{}
 	at := now.Unix()
 	if err := receiveAll(conn, "read current checks", func(i int) error {
 		v, err := redis.Strings(conn.Receive())
@@ -66,8 +68,8 @@ func ReadStoreMetrics(conn redis.Conn, keys schema.Keys, now time.Time) (StoreMe
 			return err
 		}
 		for j := 0; j+1 < len(v); j += 2 {
-			isCurrent[schema.CheckID(current[i], v[j])] = true
 			last, _ := optNum([]byte(v[j+1]))
+			lastSeen[schema.CheckID(current[i], v[j])] = last
 			age := at - last
 			b := 0
 			for b+1 < len(FreshnessBounds) && age >= FreshnessBounds[b+1] {
@@ -79,10 +81,10 @@ func ReadStoreMetrics(conn redis.Conn, keys schema.Keys, now time.Time) (StoreMe
 	}, len(current)); err != nil {
 		return m, err
 	}
-	m.ChecksAll = int64(len(isCurrent))
+	m.ChecksAll = int64(len(lastSeen))
 	failingEntities := map[string]bool{}
 	for _, id := range failed {
-		if !isCurrent[id] {
+		if _, isCurrent := lastSeen[id]; !isCurrent {
 			continue
 		}
 		m.ChecksFailing++
@@ -91,5 +93,7 @@ func ReadStoreMetrics(conn redis.Conn, keys schema.Keys, now time.Time) (StoreMe
 		}
 	}
 	m.EntitiesFailing = int64(len(failingEntities))
-	return m, nil
+	stale, err := CountStale(conn, keys, at, lastSeen)
+	m.ChecksStale = stale
+	return m, err
 }

@@ -60,13 +60,18 @@ type Update struct {
 	RepeatFailureDelay  int64
 	EventTime           int64 // newest event `time` applied (orders events, SPEC 4.11); 0 = none
 	Sequence            int64 // claim order; 0 when unknown
+	// Stale: a result recorded because the check went silent (SPEC 4.19); last_update keeps the
+	// time of the last real result, so freshness and the staleness claim still see the silence.
+	Stale bool
 }
 
 // ServiceUpdate writes the fields every service event sets in the check hash (reference §2.3
 // "Always"), skipping those that already hold the value (f is what was read). The indexes that
 // make the check current are written for a whole batch by the caller (Indexes).
 func (w *CheckWriter) ServiceUpdate(u Update, f *CheckFacts) {
-	w.setCheck("last_update", u.Now)
+	if !u.Stale {
+		w.setCheck("last_update", u.Now)
+	}
 	isNew := f.State == ""
 	if isNew || u.Summary != f.Summary {
 		w.setCheck("summary", u.Summary)

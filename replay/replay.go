@@ -25,6 +25,7 @@ import (
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/staleness"
 )
 
 // Options wires a replay.
@@ -79,6 +80,7 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) (Summary, 
 	}
 
 	r := &runner{o: o, clk: clk, x: x, n: n, events: events.NewPublisher(o.Pool, o.Keys, o.Executive.Queue), out: bufio.NewWriter(out)}
+	r.stale = &staleness.Ticker{Pool: o.Pool, Keys: o.Keys, Clock: clk, Events: r.events, Log: o.Log}
 	defer r.out.Flush()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), maxLine)
@@ -98,6 +100,9 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) (Summary, 
 		}
 		if at < last {
 			return sum, &LineError{Line: line, Err: fmt.Errorf("time %d is before the previous line's %d: the clock never goes back", at, last)}
+		}
+		if err := r.staleUntil(ctx, at); err != nil {
+			return sum, &LineError{Line: line, Err: err}
 		}
 		last = at
 		clk.Set(time.Unix(at, 0))
@@ -144,8 +149,39 @@ type runner struct {
 	x      *executive.Executive
 	n      *notifier.Notifier
 	events *events.Publisher
+	stale  *staleness.Ticker
 	out    *bufio.Writer
 	alerts int
+}
+
+// staleUntil moves the clock through every staleness deadline before at, ticking at each, so a
+// check that went silent gets its stale results at the instants they fall due, as live. A
+// result at the very instant of a deadline is in time: that deadline waits for the line.
+func (r *runner) staleUntil(ctx context.Context, at int64) error {
+	conn, err := r.o.Pool.GetContext(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for {
+		next, ok, err := staleness.NextDeadline(conn, r.o.Keys)
+		if err != nil || !ok || next >= at {
+			return err
+		}
+		if now := r.clk.Now().Unix(); next > now {
+			r.clk.Set(time.Unix(next, 0))
+		}
+		res, err := r.stale.Tick(ctx)
+		if err != nil {
+			return err
+		}
+		if res.Looked == 0 {
+			return nil
+		}
+		if err := r.process(ctx); err != nil {
+			return err
+		}
+	}
 }
 
 // event carries one event through the executive and the notifier completely.
@@ -153,6 +189,11 @@ func (r *runner) event(ctx context.Context, raw []byte) error {
 	if _, err := r.events.PublishRaw(ctx, raw); err != nil {
 		return err
 	}
+	return r.process(ctx)
+}
+
+// process carries the queued events through the executive and the notifier completely.
+func (r *runner) process(ctx context.Context) error {
 	for {
 		done, err := r.x.ProcessNext(ctx, 0)
 		if err != nil {

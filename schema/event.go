@@ -51,7 +51,18 @@ type Event struct {
 	RepeatFailureDelay  int64
 	HasRepeatDelay      bool
 	AcknowledgementID   string
+
+	// TTL is how long, in seconds, the check may stay silent after this result before the
+	// executive records it stale (SPEC 4.19); 0 with HasTTL: no ttl, whatever the defaults say.
+	TTL    int64
+	HasTTL bool
+	// Stale marks a result flapjack recorded itself because the check went silent: it is not
+	// evidence that the check is alive (no freshness, no new deadline).
+	Stale bool
 }
+
+// MaxTTL is the longest ttl an event may carry: a year.
+const MaxTTL = 365 * 24 * 3600
 
 // ID is the event id ENTITY:CHECK.
 func (e *Event) ID() string { return CheckID(e.Entity, e.Check) }
@@ -154,12 +165,14 @@ const (
 	mRepeatDelay
 	mAckID
 	mTags
+	mTTL
+	mStale
 	numMembers
 )
 
 var memberNames = [numMembers]string{
 	"type", "state", "entity", "check", "summary", "details", "perfdata", "time", "duration",
-	"initial_failure_delay", "repeat_failure_delay", "acknowledgement_id", "tags",
+	"initial_failure_delay", "repeat_failure_delay", "acknowledgement_id", "tags", "ttl", "stale",
 }
 
 var memberIndex = func() map[string]int {
@@ -288,6 +301,14 @@ func (m *eventMembers) validate(r *reasons) Event {
 	e.RepeatFailureDelay, e.HasRepeatDelay = m.optionalInt(mRepeatDelay, r)
 	e.AcknowledgementID = m.acknowledgementID(r)
 	e.Tags = m.tagList(r)
+	e.TTL, e.HasTTL = m.optionalInt(mTTL, r)
+	e.Stale = m.optionalBool(mStale, r)
+	if e.HasTTL && e.TTL > MaxTTL {
+		r.fail("ttl must be at most %d seconds (a year), got %d", MaxTTL, e.TTL)
+	}
+	if (e.HasTTL || e.Stale) && e.Type == TypeAction {
+		r.fail("ttl and stale apply to service events only, not to %s actions", e.State)
+	}
 
 	if e.HasDuration && e.Duration <= 0 && e.IsAcknowledgement() {
 		r.fail("duration must be a positive number of seconds for an acknowledgement, got %d", e.Duration)
@@ -296,7 +317,7 @@ func (m *eventMembers) validate(r *reasons) Event {
 		member int
 		v      int64
 		has    bool
-	}{{mDuration, e.Duration, e.HasDuration}, {mInitialDelay, e.InitialFailureDelay, e.HasInitialDelay}, {mRepeatDelay, e.RepeatFailureDelay, e.HasRepeatDelay}, {mTime, e.Time, e.HasTime}} {
+	}{{mDuration, e.Duration, e.HasDuration}, {mInitialDelay, e.InitialFailureDelay, e.HasInitialDelay}, {mRepeatDelay, e.RepeatFailureDelay, e.HasRepeatDelay}, {mTime, e.Time, e.HasTime}, {mTTL, e.TTL, e.HasTTL}} {
 		if d.has && d.v < 0 {
 			r.fail("%s must not be negative, got %d", memberNames[d.member], d.v)
 		}
@@ -381,6 +402,20 @@ func (m *eventMembers) optionalInt(i int, r *reasons) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// optionalBool accepts JSON true or false.
+func (m *eventMembers) optionalBool(i int, r *reasons) bool {
+	switch v := &m.v[i]; {
+	case v.kind == kindAbsent:
+		return false
+	case v.kind == kindOther && string(v.raw) == "true":
+		return true
+	case v.kind == kindOther && string(v.raw) == "false":
+		return false
+	}
+	r.fail("%s must be true or false", memberNames[i])
+	return false
 }
 
 func (m *eventMembers) acknowledgementID(r *reasons) string {

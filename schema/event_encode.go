@@ -31,6 +31,9 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 	if e.HasRepeatDelay {
 		dst = appendIntMember(dst, `"repeat_failure_delay":`, e.RepeatFailureDelay)
 	}
+	if e.Stale {
+		dst = append(dst, `,"stale":true`...)
+	}
 	dst = appendStringMember(dst, `"state":`, e.State)
 	if e.Summary != "" {
 		dst = appendStringMember(dst, `"summary":`, e.Summary)
@@ -47,6 +50,9 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 	}
 	if e.HasTime {
 		dst = appendIntMember(dst, `"time":`, e.Time)
+	}
+	if e.HasTTL {
+		dst = appendIntMember(dst, `"ttl":`, e.TTL)
 	}
 	dst = appendStringMember(dst, `"type":`, e.Type)
 	return append(dst, '}')

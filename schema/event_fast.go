@@ -6,11 +6,11 @@ import (
 )
 
 // parseFast reads the common shape of an event — a flat object of known, distinct members whose
-// values are plain strings, integers, null, or for tags an array of strings — in one pass without
-// reflection, then applies the same rules as parseFull (eventMembers.validate). It answers ok
-// only for a valid event; anything it does not read (escapes other than the simple ones, floats,
-// nested values, unknown or repeated members) or any broken rule returns !ok, and ParseEvent
-// falls back to parseFull, which words every reason. FuzzParseEvent checks both paths agree.
+// values are plain strings, integers, booleans, null, or for tags an array of strings — in one
+// pass without reflection, then applies the same rules as parseFull (eventMembers.validate). It
+// answers ok only for a valid event; anything it does not read (escapes other than the simple
+// ones, floats, nested values, unknown or repeated members) or any broken rule returns !ok, and
+// ParseEvent falls back to parseFull, which words every reason. FuzzParseEvent checks both paths agree.
 func parseFast(raw []byte) (Event, bool) {
 	var m eventMembers
 	if !m.scan(raw) {
@@ -169,8 +169,23 @@ func (s *fastScanner) value(m *eventMembers, i int) bool {
 		raw, ok := s.integer()
 		v.kind, v.raw = kindOther, raw
 		return ok
+	case c == 't' || c == 'f':
+		raw, ok := s.boolean()
+		v.kind, v.raw = kindOther, raw
+		return ok
 	}
 	return false
+}
+
+// boolean reads true or false, as its text.
+func (s *fastScanner) boolean() ([]byte, bool) {
+	for _, word := range [...]string{"true", "false"} {
+		if len(s.b)-s.i >= len(word) && string(s.b[s.i:s.i+len(word)]) == word {
+			s.i += len(word)
+			return s.b[s.i-len(word) : s.i], true
+		}
+	}
+	return nil, false
 }
 
 // name reads a member name. Names with escapes are left to parseFull: no member's name needs one.

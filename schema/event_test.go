@@ -97,3 +97,35 @@ func BenchmarkParseEvent(b *testing.B) {
 		}
 	}
 }
+
+func TestParseEventTTL(t *testing.T) {
+	t.Parallel()
+	e, err := ParseEvent([]byte(`{"entity":"a","check":"b","type":"service","state":"ok","ttl":300}`))
+	if err != nil || !e.HasTTL || e.TTL != 300 || e.Stale {
+		t.Fatalf("%+v %v", e, err)
+	}
+	e, err = ParseEvent([]byte(`{"entity":"a","check":"b","type":"service","state":"unknown","ttl":"0","stale":true}`))
+	if err != nil || !e.HasTTL || e.TTL != 0 || !e.Stale {
+		t.Fatalf("%+v %v", e, err)
+	}
+	raw, _ := e.MarshalJSON()
+	if back, err := ParseEvent(raw); err != nil || !back.Stale || !back.HasTTL || back.TTL != 0 {
+		t.Fatalf("round trip %s: %+v %v", raw, back, err)
+	}
+	if e, err := ParseEvent([]byte(`{"entity":"a","check":"b","type":"service","state":"ok"}`)); err != nil || e.HasTTL || e.Stale {
+		t.Fatalf("no ttl: %+v %v", e, err)
+	}
+	for raw, want := range map[string]string{
+		`{"entity":"a","check":"b","type":"service","state":"ok","ttl":-5}`:             "ttl must not be negative, got -5",
+		`{"entity":"a","check":"b","type":"service","state":"ok","ttl":"5m"}`:           `ttl must be an integer or a string of digits, got "5m"`,
+		`{"entity":"a","check":"b","type":"service","state":"ok","ttl":1.5}`:            "ttl must be an integer, got 1.5",
+		`{"entity":"a","check":"b","type":"service","state":"ok","ttl":31536001}`:       "ttl must be at most 31536000 seconds (a year), got 31536001",
+		`{"entity":"a","check":"b","type":"service","state":"ok","stale":"yes"}`:        "stale must be true or false",
+		`{"entity":"a","check":"b","type":"action","state":"acknowledgement","ttl":60}`: "ttl and stale apply to service events only, not to acknowledgement actions",
+	} {
+		_, err := ParseEvent([]byte(raw))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", raw, err, want)
+		}
+	}
+}

@@ -15,15 +15,18 @@ func ValidateEvent(e Event) (Event, error) {
 			m.v[i] = value{kind: kindString, text: s}
 		}
 	}
-	var num [4][20]byte
+	var num [5][20]byte
 	for j, n := range [...]struct {
 		member int
 		v      int64
 		has    bool
-	}{{mTime, e.Time, e.HasTime}, {mDuration, e.Duration, e.HasDuration}, {mInitialDelay, e.InitialFailureDelay, e.HasInitialDelay}, {mRepeatDelay, e.RepeatFailureDelay, e.HasRepeatDelay}} {
+	}{{mTime, e.Time, e.HasTime}, {mDuration, e.Duration, e.HasDuration}, {mInitialDelay, e.InitialFailureDelay, e.HasInitialDelay}, {mRepeatDelay, e.RepeatFailureDelay, e.HasRepeatDelay}, {mTTL, e.TTL, e.HasTTL}} {
 		if n.has {
 			m.v[n.member] = value{kind: kindOther, raw: strconv.AppendInt(num[j][:0], n.v, 10)}
 		}
+	}
+	if e.Stale {
+		m.v[mStale] = value{kind: kindOther, raw: []byte("true")}
 	}
 	if e.Tags != nil {
 		m.v[mTags].kind, m.tags = kindList, e.Tags

@@ -359,3 +359,13 @@ func ParseRollupDropField(field string) (string, bool) {
 
 // RetentionLock lets one retention sweep run at a time across processes (added by us).
 func (k Keys) RetentionLock() string { return k.key("retention_lock") }
+
+// ---- staleness (SPEC 4.19, added by us) ----
+
+// StaleDeadlines is the sorted set of checks with a ttl: member ENTITY:CHECK, score the unix
+// time at which the check is stale unless a result arrives first.
+func (k Keys) StaleDeadlines() string { return k.key("stale_deadlines") }
+
+// StaleChecks is the hash ENTITY:CHECK -> StaleEntry JSON: the ttl a check's latest result set
+// and when that result was applied.
+func (k Keys) StaleChecks() string { return k.key("stale_checks") }

@@ -101,6 +101,9 @@ type CheckRow struct {
 	// Acknowledged: unscheduled maintenance covers now. InMaintenance: scheduled maintenance does.
 	Acknowledged  bool `json:"acknowledged"`
 	InMaintenance bool `json:"in_maintenance"`
+	// Stale: the check's ttl ran out with no result since (SPEC 4.19); StaleTTL is that ttl.
+	Stale    bool  `json:"stale,omitempty"`
+	StaleTTL int64 `json:"stale_ttl,omitempty"`
 }
 
 // CheckList is a page of a listing: the most recently changed checks first, and how many
@@ -122,10 +125,10 @@ type candidate struct {
 // checks are ordered by their failed_checks score (when they last changed into a failing
 // state), the others by check:ID last_change.
 //
-// Round trips: without filters the failing view costs three (count and page of failed_checks,
-// then model.CheckStatuses for the page); filters and the full listing read the candidates
+// Round trips: without filters the failing view costs four (count and page of failed_checks,
+// then model.CheckStatuses and model.ReadStaleness for the page); filters and the full listing read the candidates
 // (one, or three for the full listing), a tag adds one, the full listing one per thousand
-// candidates for their last change, and the rows take one or two per 500; never one per check.
+// candidates for their last change, and the rows take two or three per 500; never one per check.
 func ReadChecks(conn redis.Conn, keys schema.Keys, q CheckQuery, now time.Time) (CheckList, error) {
 	m, err := q.compile()
 	if err != nil {
@@ -163,7 +166,12 @@ func ReadChecks(conn redis.Conn, keys schema.Keys, q CheckQuery, now time.Time) 
 	// Each facts script reads a bounded number of checks, so a long listing never blocks Redis
 	// for long.
 	for start := 0; start < len(refs); start += statusChunk {
-		statuses, err := model.CheckStatuses(conn, keys, now, refs[start:min(start+statusChunk, len(refs))])
+		chunk := refs[start:min(start+statusChunk, len(refs))]
+		statuses, err := model.CheckStatuses(conn, keys, now, chunk)
+		if err != nil {
+			return list, err
+		}
+		stale, err := model.ReadStaleness(conn, keys, now.Unix(), chunk)
 		if err != nil {
 			return list, err
 		}
@@ -172,8 +180,12 @@ func ReadChecks(conn redis.Conn, keys schema.Keys, q CheckQuery, now time.Time) 
 			if since == 0 {
 				since = cands[start+i].order
 			}
-			list.Checks = append(list.Checks, CheckRow{Entity: s.Entity, Check: s.Check, State: s.State, Since: since,
-				Summary: s.Summary, Acknowledged: s.InUnscheduledMaintenance(), InMaintenance: s.InScheduledMaintenance()})
+			row := CheckRow{Entity: s.Entity, Check: s.Check, State: s.State, Since: since,
+				Summary: s.Summary, Acknowledged: s.InUnscheduledMaintenance(), InMaintenance: s.InScheduledMaintenance()}
+			if stale[i].Stale {
+				row.Stale, row.StaleTTL = true, stale[i].TTL
+			}
+			list.Checks = append(list.Checks, row)
 		}
 	}
 	return list, nil
@@ -259,7 +271,8 @@ func keepTagged(conn redis.Conn, keys schema.Keys, tag string, cands []candidate
 
 // WriteChecks prints a listing as a table for people: one line per check, its state with how
 // long it has held ("critical for 12m"), [ack] when acknowledged, [maint] in scheduled
-// maintenance, its summary, and "and N more" when the listing was cut.
+// maintenance, [stale] when its results stopped arriving (its ttl ran out), its summary, and
+// "and N more" when the listing was cut.
 func WriteChecks(w io.Writer, l CheckList, now time.Time) error {
 	if len(l.Checks) == 0 && l.Total == 0 {
 		what := "no checks"
@@ -295,6 +308,9 @@ func stateText(r CheckRow, now time.Time) string {
 	}
 	if r.InMaintenance {
 		b.WriteString(" [maint]")
+	}
+	if r.Stale {
+		b.WriteString(" [stale]")
 	}
 	return b.String()
 }

@@ -12,12 +12,14 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/staleness"
 )
 
 // t0 is the instant the listings are read at: 2026-01-05 10:00:00 UTC.
@@ -268,10 +270,10 @@ func TestReadChecksRoundTrips(t *testing.T) {
 		maxTrips int
 		total    int64
 	}{
-		{"failing", CheckQuery{FailingOnly: true}, 3, failing},
-		{"failing, filtered", CheckQuery{FailingOnly: true, Entity: "^host-00", Tag: "check"}, 4, failingHost0},
-		{"all", CheckQuery{Limit: -1}, 6, 300},
-		{"all, tagged", CheckQuery{Tag: "host-001"}, 7, host001},
+		{"failing", CheckQuery{FailingOnly: true}, 4, failing},
+		{"failing, filtered", CheckQuery{FailingOnly: true, Entity: "^host-00", Tag: "check"}, 5, failingHost0},
+		{"all", CheckQuery{Limit: -1}, 7, 300},
+		{"all, tagged", CheckQuery{Tag: "host-001"}, 8, host001},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -288,6 +290,53 @@ func TestReadChecksRoundTrips(t *testing.T) {
 				t.Errorf("%d round trips, want at most %d", conn.trips, c.maxTrips)
 			}
 		})
+	}
+}
+
+// TestStaleChecksListed: a check whose ttl ran out is listed as stale (with its ttl) by the
+// failing view of `flapjack status`, `flapjack checks` and the web UI; a check with a ttl that
+// still reports is not.
+func TestStaleChecksListed(t *testing.T) {
+	t.Parallel()
+	o := newOnCall(t)
+	o.at(t, -700*time.Second, "web-01.example.com", "HTTP", "ok", "HTTP 200", `"ttl":300`, `"initial_failure_delay":0`)
+	o.at(t, -700*time.Second, "web-01.example.com", "Ping", "ok", "PING OK", `"ttl":300`)
+	o.at(t, -100*time.Second, "web-01.example.com", "Ping", "critical", "PING timeout", `"ttl":300`)
+	o.clk.Set(t0.Add(-400 * time.Second))
+	tk := &staleness.Ticker{Pool: o.db.Pool, Keys: o.keys, Clock: o.clk, Events: events.NewPublisher(o.db.Pool, o.keys, "")}
+	if res, err := tk.Tick(context.Background()); err != nil || res.Claimed != 1 {
+		t.Fatalf("tick: %+v %v", res, err)
+	}
+	for { // the executive records the queued stale result
+		n, err := o.x.ProcessNext(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	conn := o.db.Conn(t)
+	defer conn.Close()
+	list, err := ReadChecks(conn, o.keys, CheckQuery{FailingOnly: true}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]CheckRow{}
+	for _, r := range list.Checks {
+		got[r.Check] = r
+	}
+	http, ping := got["HTTP"], got["Ping"]
+	if len(list.Checks) != 2 || !http.Stale || http.StaleTTL != 300 || http.State != "unknown" ||
+		http.Summary != "stale: no result for 5 minutes (ttl 300 s)" || ping.Stale {
+		t.Fatalf("rows %+v", list.Checks)
+	}
+	var b bytes.Buffer
+	if err := WriteChecks(&b, list, t0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "unknown for 6m [stale]") || strings.Count(b.String(), "[stale]") != 1 {
+		t.Fatalf("table:\n%s", b.String())
 	}
 }
 

@@ -187,6 +187,8 @@ func TestConfigurationErrorsExitTwoNamingTheSetting(t *testing.T) {
 		{[]string{"FLAPJACK_REDIS_URL=http://nope"}, []string{"status"}, "redis.url"},
 		{[]string{"FLAPJACK_NOTIFIER_DEFAULT_CONTACT_TIMEZONE=Mars/Olympus"}, []string{"notifier"}, "notifier.default_contact_timezone"},
 		{[]string{"FLAPJACK_HTTP_ADDR=0.0.0.0:0", "FLAPJACK_REDIS_EMBEDDED=always"}, []string{"server"}, "http.token"},
+		{[]string{"FLAPJACK_EXECUTIVE_TTL_BY_CHECK=^db-=5 minutes,([=60"}, []string{"executive"}, "executive.ttl_by_check"},
+		{nil, []string{"--executive-default-ttl", "1.5s", "executive"}, "executive.default_ttl"},
 	}
 	for _, c := range cases {
 		_, errOut, code := flapjack(t, c.env, "", c.args...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/receiver"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/staleness"
 	"github.com/flapjackgo/flapjack/status"
 )
 
@@ -113,7 +115,20 @@ func (rt *runtime) executiveConfig() (executive.Config, error) {
 	cfg.MaxFutureSkew = v.Duration("executive.max_future_skew")
 	cfg.BatchSize = v.Int("executive.batch_size")
 	cfg.ExplainEntries = v.Int("executive.explain_entries")
-	return cfg, settingsError(cfg.Validate())
+	var errs []error
+	ttl, err := staleness.DurationSeconds(v.Duration("executive.default_ttl"))
+	if err != nil {
+		errs = append(errs, v.Invalid("executive.default_ttl", "%v", err))
+	}
+	rules, err := staleness.ParseRules(v.List("executive.ttl_by_check"))
+	if err != nil {
+		errs = append(errs, v.Invalid("executive.ttl_by_check", "%v", err))
+	}
+	if v.Duration("executive.staleness_interval") <= 0 {
+		errs = append(errs, v.Invalid("executive.staleness_interval", "must be positive"))
+	}
+	cfg.Staleness = staleness.Policy{Default: ttl, Rules: rules}
+	return cfg, settingsError(errors.Join(append(errs, cfg.Validate())...))
 }
 
 // notifierConfig builds and checks the notifier's settings.

@@ -25,6 +25,7 @@ import (
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/receiver"
 	"github.com/flapjackgo/flapjack/retention"
+	"github.com/flapjackgo/flapjack/staleness"
 	"github.com/flapjackgo/flapjack/status"
 	"github.com/flapjackgo/flapjack/web"
 )
@@ -235,7 +236,13 @@ func executiveStages(exitWhenEmpty bool) stageBuilder {
 			Pool: p.pool, Keys: p.keys, Config: cfg, Clock: p.clock, Log: p.log,
 			Metrics: executive.NewMetrics(p.reg), Identity: p.identity, Version: version, Beat: p.heartbeat(),
 		})
-		return []lifecycle.Stage{{Name: executive.Stage, Run: func(ctx context.Context) error { return x.Run(ctx, exitWhenEmpty) }}}, nil
+		stale := &staleness.Ticker{Pool: p.pool, Keys: p.keys, Clock: p.clock, Events: p.publisher(),
+			Log: p.log.With(zap.String("stage", "staleness")), Metrics: staleness.NewMetrics(p.reg)}
+		every := p.values.Duration("executive.staleness_interval")
+		return []lifecycle.Stage{
+			{Name: executive.Stage, Run: func(ctx context.Context) error { return x.Run(ctx, exitWhenEmpty) }},
+			{Name: "staleness", Auxiliary: true, Run: func(ctx context.Context) error { stale.Run(ctx, every); return nil }},
+		}, nil
 	}
 }
 
