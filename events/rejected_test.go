@@ -34,7 +34,7 @@ func TestKeeperKeepsRejectionsBesideTheExecutives(t *testing.T) {
 	srv.Kill()
 	k.Keep(Rejected{Source: "nsca", Input: "[1795575299] PROCESS_SERVICE_CHECK_RESULT;web-01;DISK;7;x", Reasons: []string{"return code 7"}})
 	time.Sleep(100 * time.Millisecond) // the keeper meets the outage
-	srv.Restart(t) // an empty server: what was kept before the outage is gone with it
+	srv.Restart(t)                     // an empty server: what was kept before the outage is gone with it
 	waitLen(t, db, keys.EventsRejected(at), 1)
 
 	raw, _ := redis.Strings(db.Do(t, "LRANGE", keys.EventsRejected(at), 0, -1), nil)
