@@ -187,10 +187,13 @@ func (r *Registry) alive(ctx context.Context, member string, now time.Time) (boo
 }
 
 func (r *Registry) reap(ctx context.Context, member string) (int, error) {
-	processing := r.Keys.Processing(r.Spec.Stage, member)
-	n, err := Requeue(ctx, r.Pool, processing, r.Spec)
-	if err != nil {
-		return n, fmt.Errorf("recover items of dead %s %s: %w", r.Spec.Stage, member, err)
+	n := 0
+	// A registry without a queue (the process records) has nothing to requeue: it only forgets.
+	if r.Spec.Source != "" {
+		var err error
+		if n, err = Requeue(ctx, r.Pool, r.Keys.Processing(r.Spec.Stage, member), r.Spec); err != nil {
+			return n, fmt.Errorf("recover items of dead %s %s: %w", r.Spec.Stage, member, err)
+		}
 	}
 	conn, err := r.Pool.GetContext(ctx)
 	if err != nil {

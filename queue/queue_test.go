@@ -220,3 +220,27 @@ func TestDeadLocalProcessIsRecoveredAtOnce(t *testing.T) {
 		t.Fatalf("recovered %d (%v) from a dead local peer with a fresh heartbeat, want 1", n, err)
 	}
 }
+
+// TestRecoverDeadForgetsDeadPeersOfARegistryWithoutAQueue: the process records (a registry with
+// no queue) forget a dead process without trying to requeue anything.
+func TestRecoverDeadForgetsDeadPeersOfARegistryWithoutAQueue(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	spec := Spec{Stage: "process"}
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	dead := &Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: Identity{Host: "dead", PID: 7}, Clock: clk, Version: "t", Log: zap.NewNop()}
+	live := &Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: Identity{Host: "live", PID: 8}, Clock: clk, Version: "t", Log: zap.NewNop()}
+	for _, r := range []*Registry{dead, live} {
+		if err := r.Register(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Advance(DefaultStaleAfter + time.Second)
+	if n, err := live.RecoverDead(context.Background()); err != nil || n != 0 {
+		t.Fatalf("RecoverDead = %d, %v; want 0, nil", n, err)
+	}
+	if members, _ := redis.Strings(db.Do(t, "SMEMBERS", k.Instances("process")), nil); len(members) != 1 || members[0] != "live:8" {
+		t.Fatalf("process instances after the reap: %v, want only live:8", members)
+	}
+}

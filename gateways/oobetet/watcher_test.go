@@ -1,6 +1,7 @@
 package oobetet
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,10 @@ func TestAlarmOncePerBreach(t *testing.T) {
 	}
 	for _, c := range []struct{ channel, action string }{{channelPagerDuty, actionTrigger}, {channelPagerDuty, actionResolve},
 		{channelRooms, actionTrigger}, {channelRooms, actionResolve}} {
+		// The counter moves once the send has returned, which may be just after the room or
+		// PagerDuty already saw the message.
+		waitUntil(t, fmt.Sprintf("flapjack_oobetet_alarms_total{%s,%s,sent} to reach 1", c.channel, c.action),
+			func() bool { return alarms(r.w, c.channel, c.action, resultSent) >= 1 })
 		if got := alarms(r.w, c.channel, c.action, resultSent); got != 1 {
 			t.Errorf("flapjack_oobetet_alarms_total{%s,%s,sent} = %v, want 1", c.channel, c.action, got)
 		}
