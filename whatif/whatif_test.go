@@ -246,3 +246,99 @@ func medium(t *testing.T, rep *Report, contact, name string) MediumRow {
 	t.Fatalf("no row for %s %s in %+v", contact, name, rep.Contacts)
 	return MediumRow{}
 }
+
+// TestLongerInitialDelayNotifiesNothing: a candidate initial_failure_delay longer than every
+// failure removes every alert; each failure then reached nobody, the longest for its 20 minutes.
+func TestLongerInitialDelayNotifiesNothing(t *testing.T) {
+	t.Parallel()
+	live := newLive(t, weekTimeline(5*time.Minute), executive.DefaultConfig())
+	cand := executive.DefaultConfig()
+	cand.InitialFailureDelay = 30 * time.Minute
+	rep := whatif(t, live, Options{History: week(), Candidate: Scenario{Executive: cand}})
+	if rep.Baseline.Alerts != 28+30 || rep.Candidate.Alerts != 0 {
+		t.Fatalf("alerts %d -> %d, want 58 -> 0", rep.Baseline.Alerts, rep.Candidate.Alerts)
+	}
+	if len(rep.Added) != 0 || len(rep.Removed) != 58 {
+		t.Errorf("%d added, %d removed; want 0 and 58", len(rep.Added), len(rep.Removed))
+	}
+	if n := len(rep.Candidate.Unnotified); n != 15 {
+		t.Errorf("%d failures reached nobody, want 15 (14 HTTP, 1 DISK)", n)
+	}
+	if l := rep.Candidate.Longest; l == nil || l.Unnotified != 20*60 {
+		t.Errorf("longest unnotified %+v, want 1200 s", l)
+	}
+}
+
+// TestStateHistoryAgreesWithArchive: the timeline rebuilt from state changes, with repeats
+// synthesised at the interval observed in the decision record (5 minutes), gives the same
+// comparison as the archive.
+func TestStateHistoryAgreesWithArchive(t *testing.T) {
+	t.Parallel()
+	live := newLive(t, weekTimeline(5*time.Minute), executive.DefaultConfig())
+	var reps [2]*Report
+	for i, source := range []string{SourceArchive, SourceStates} {
+		h := week()
+		h.Source = source
+		// a fallback interval that would be wrong: the observed one must be used
+		h.RepeatInterval = 7 * time.Minute
+		reps[i] = whatif(t, live, Options{History: h, RulesFile: []byte(officeHoursRules)})
+	}
+	assertSameComparison(t, reps[0], reps[1])
+	if !strings.Contains(strings.Join(reps[1].Notes, "\n"), "synthesised at the check's observed interval (2 checks observed") {
+		t.Errorf("notes do not say repeats were synthesised at the observed interval: %q", reps[1].Notes)
+	}
+}
+
+// TestStateHistoryWithoutRepeatsAgreesWithArchive: on a history where every event is a state
+// change, the reconstruction is the archive.
+func TestStateHistoryWithoutRepeatsAgreesWithArchive(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	states := []string{"ok", "critical", "ok", "warning", "critical", "warning"}
+	for i := 0; i < 6*24; i++ {
+		at := weekStart.Add(time.Duration(i) * 10 * time.Minute)
+		fmt.Fprintf(&b, `{"time":%d,"entity":"web-01","check":"HTTP","type":"service","state":%q,"summary":"step %d"}`+"\n",
+			at.Unix(), states[i%len(states)], i)
+	}
+	xcfg := executive.DefaultConfig()
+	xcfg.InitialFailureDelay = 0
+	live := newLive(t, b.String(), xcfg)
+	var reps [2]*Report
+	for i, source := range []string{SourceArchive, SourceStates} {
+		h := History{From: weekStart, Until: weekStart.Add(24 * time.Hour), Source: source, RepeatInterval: time.Minute}
+		reps[i] = whatif(t, live, Options{History: h, RulesFile: []byte(officeHoursRules),
+			Baseline: Scenario{Executive: xcfg}, Candidate: Scenario{Executive: xcfg}})
+	}
+	if reps[0].Baseline.Alerts == 0 || len(reps[0].Removed) == 0 {
+		t.Fatalf("the history alerts nobody, or the candidate changes nothing: %+v", reps[0])
+	}
+	assertSameComparison(t, reps[0], reps[1])
+	if reps[1].Events != 6*24 {
+		t.Errorf("state history gave %d lines, want %d (no repeats)", reps[1].Events, 6*24)
+	}
+}
+
+func assertSameComparison(t *testing.T, archive, states *Report) {
+	t.Helper()
+	if archive.Source != SourceArchive || states.Source != SourceStates {
+		t.Fatalf("sources %s, %s", archive.Source, states.Source)
+	}
+	if archive.Events != states.Events {
+		t.Errorf("archive %d lines, state history %d", archive.Events, states.Events)
+	}
+	for _, c := range []struct {
+		name     string
+		from, to any
+	}{
+		{"contacts", archive.Contacts, states.Contacts},
+		{"baseline", archive.Baseline, states.Baseline},
+		{"candidate", archive.Candidate, states.Candidate},
+		{"added", archive.Added, states.Added},
+		{"removed", archive.Removed, states.Removed},
+		{"baseline alerts", archive.baselineAlerts, states.baselineAlerts},
+	} {
+		if !reflect.DeepEqual(c.from, c.to) {
+			t.Errorf("%s differ:\narchive %+v\nstates  %+v", c.name, c.from, c.to)
+		}
+	}
+}
