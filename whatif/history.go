@@ -52,6 +52,10 @@ type History struct {
 	// RepeatInterval is used for checks whose repeat interval cannot be observed (no decision
 	// record); 0 = synthesise no repeats for them.
 	RepeatInterval time.Duration
+	// KeepOKRepeats replays ok results of checks already ok too. They decide nothing (no
+	// filter passes, nothing is routed), so by default they are left out: most of a healthy
+	// history is such results, and replaying them only costs time.
+	KeepOKRepeats bool
 }
 
 // line is one timeline line for replay, with what the analysis needs of it.

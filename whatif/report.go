@@ -64,7 +64,9 @@ type Report struct {
 	Until      time.Time    `json:"until"`
 	Source     string       `json:"source"`
 	Notes      []string     `json:"notes"`
-	Events     int          `json:"lines_replayed"`
+	Events     int          `json:"history_lines"`
+	Replayed   int          `json:"lines_replayed"`
+	OKRepeats  int          `json:"ok_repeats_not_replayed"`
 	Skipped    int          `json:"archived_items_skipped"`
 	QuietHours string       `json:"quiet_hours,omitempty"`
 	Contacts   []ContactRow `json:"contacts"`
@@ -319,7 +321,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // WriteText writes the report for people.
 func (r *Report) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "what if, %s to %s: %d lines replayed (%s)\n", r.From.Format(time.RFC3339), r.Until.Format(time.RFC3339), r.Events, r.Source)
+	fmt.Fprintf(w, "what if, %s to %s: %d lines of history (%s), %d replayed\n", r.From.Format(time.RFC3339), r.Until.Format(time.RFC3339), r.Events, r.Source, r.Replayed)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}

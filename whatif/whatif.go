@@ -115,6 +115,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}()
 	}
 	eps := newEpisodes()
+	lastState := map[string]string{}
 	started := time.Now()
 	lastProgress := started
 	var feedErr error
@@ -129,6 +130,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		rep.Events++
 		eps.see(l)
+		if !o.History.KeepOKRepeats && l.state == schema.StateOK {
+			if lastState[l.checkID] == schema.StateOK {
+				rep.OKRepeats++
+				continue
+			}
+		}
+		if l.state != "" {
+			lastState[l.checkID] = l.state
+		}
+		rep.Replayed++
 		for _, w := range writers {
 			w.Write(l.raw)
 			if err := w.WriteByte('\n'); err != nil {
@@ -165,8 +176,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, feedErr
 	}
 	rep.Skipped = tl.skipped
+	if rep.OKRepeats > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d ok results of checks already ok were not replayed: they change no decision (--all-events replays them)", rep.OKRepeats))
+	}
 	if o.Progress != nil {
-		fmt.Fprintf(o.Progress, "whatif: %d lines replayed twice in %s\n", rep.Events, time.Since(started).Round(time.Millisecond))
+		fmt.Fprintf(o.Progress, "whatif: %d lines of history, %d replayed twice in %s\n", rep.Events, rep.Replayed, time.Since(started).Round(time.Millisecond))
 	}
 	eps.close(o.History.Until.Unix())
 	contacts := [2][]model.StoredContact{}
@@ -206,7 +220,7 @@ func (r *run) start(ctx context.Context, o Options, in *io.PipeReader) {
 	// the scratch space keeps no archive of its own: nobody reads it
 	xcfg.ArchiveEvents = false
 	r.sum, r.err = replay.Run(ctx, replay.Options{Pool: r.sc.Space.Pool, Keys: r.sc.Space.Keys, Executive: xcfg,
-		Notifier: r.sc.Notifier, Log: o.Log, Version: o.Version, Identity: o.Identity}, in, r)
+		Notifier: r.sc.Notifier, Log: o.Log, Version: o.Version, Identity: o.Identity, SecondBatches: true}, in, r)
 	if r.err != nil {
 		// the feeder must not block on a reader that has stopped
 		in.CloseWithError(r.err)

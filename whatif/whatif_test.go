@@ -284,6 +284,20 @@ func TestStateHistoryAgreesWithArchive(t *testing.T) {
 		reps[i] = whatif(t, live, Options{History: h, RulesFile: []byte(officeHoursRules)})
 	}
 	assertSameComparison(t, reps[0], reps[1])
+	// ok results of checks already ok are left out and change nothing: replaying all of them
+	// compares the same
+	h := week()
+	h.Source, h.KeepOKRepeats = SourceArchive, true
+	all := whatif(t, live, Options{History: h, RulesFile: []byte(officeHoursRules)})
+	if all.Replayed != 7*288*2 || reps[0].Replayed >= all.Replayed/2 || reps[0].Replayed+reps[0].OKRepeats != all.Replayed {
+		t.Errorf("replayed %d of %d lines (%d ok repeats left out); with --all-events %d", reps[0].Replayed, reps[0].Events, reps[0].OKRepeats, all.Replayed)
+	}
+	for _, c := range [][2]any{{all.Baseline, reps[0].Baseline}, {all.Candidate, reps[0].Candidate}, {all.Removed, reps[0].Removed},
+		{all.Added, reps[0].Added}, {all.baselineAlerts, reps[0].baselineAlerts}, {all.Contacts, reps[0].Contacts}} {
+		if !reflect.DeepEqual(c[0], c[1]) {
+			t.Errorf("leaving out ok repeats changed the comparison:\nall    %+v\npruned %+v", c[0], c[1])
+		}
+	}
 	if !strings.Contains(strings.Join(reps[1].Notes, "\n"), "synthesised at the check's observed interval (2 checks observed") {
 		t.Errorf("notes do not say repeats were synthesised at the observed interval: %q", reps[1].Notes)
 	}
@@ -323,8 +337,8 @@ func assertSameComparison(t *testing.T, archive, states *Report) {
 	if archive.Source != SourceArchive || states.Source != SourceStates {
 		t.Fatalf("sources %s, %s", archive.Source, states.Source)
 	}
-	if archive.Events != states.Events {
-		t.Errorf("archive %d lines, state history %d", archive.Events, states.Events)
+	if archive.Events != states.Events || archive.Replayed != states.Replayed {
+		t.Errorf("archive %d lines (%d replayed), state history %d (%d)", archive.Events, archive.Replayed, states.Events, states.Replayed)
 	}
 	for _, c := range []struct {
 		name     string

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"time"
@@ -49,6 +51,7 @@ alerts that appear or disappear. Progress goes to stderr.`,
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
 			&cli.StringFlag{Name: "source", Value: whatif.SourceAuto, Usage: "history: auto (the archive when it has the range), archive or state_history"},
 			&cli.DurationFlag{Name: "repeat-interval", Value: time.Minute, Usage: "state history: repeat interval of checks whose interval cannot be observed (0 = none)"},
+			&cli.BoolFlag{Name: "all-events", Usage: "also replay ok results of checks already ok (they decide nothing; left out by default)"},
 			&cli.StringFlag{Name: "scratch-redis", Usage: "redis:// URL of a Redis for the scratch spaces (private key prefixes, deleted after); default: embedded servers"},
 		},
 		Action: oneShot(runWhatif),
@@ -72,7 +75,8 @@ func runWhatif(c *cli.Context, rt *runtime) error {
 	if format != "text" && format != "json" {
 		return usageError("--format: %q is not text or json", format)
 	}
-	h := whatif.History{From: from, Until: until, Source: c.String("source"), RepeatInterval: c.Duration("repeat-interval")}
+	h := whatif.History{From: from, Until: until, Source: c.String("source"), RepeatInterval: c.Duration("repeat-interval"),
+		KeepOKRepeats: c.Bool("all-events")}
 	switch h.Source {
 	case whatif.SourceAuto, whatif.SourceArchive, whatif.SourceStates:
 	default:
@@ -212,8 +216,9 @@ func (s overlaySource) String(name string) string {
 	return s.base.String(name)
 }
 
-// scratchSpaces are two empty spaces: embedded servers, or private prefixes of a Redis that
-// are deleted afterwards.
+// scratchSpaces are two empty spaces: private redis-server processes (when redis-server is
+// installed; ten times faster than the embedded server), else embedded servers, or private
+// prefixes of --scratch-redis that are deleted afterwards.
 func scratchSpaces(ctx context.Context, url string, log *zap.Logger) ([2]whatif.Space, func(), error) {
 	var spaces [2]whatif.Space
 	var closers []func()
@@ -224,13 +229,13 @@ func scratchSpaces(ctx context.Context, url string, log *zap.Logger) ([2]whatif.
 	}
 	if url == "" {
 		for i := range spaces {
-			srv, err := embeddedredis.Start("")
+			url, stop, err := privateRedis(ctx)
 			if err != nil {
 				cleanup()
 				return spaces, nil, err
 			}
-			closers = append(closers, srv.Close)
-			pool, err := redisconn.NewPool(redisconn.Config{URL: srv.URL()}, log)
+			closers = append(closers, stop)
+			pool, err := redisconn.NewPool(redisconn.Config{URL: url}, log)
 			if err != nil {
 				cleanup()
 				return spaces, nil, err
@@ -256,6 +261,42 @@ func scratchSpaces(ctx context.Context, url string, log *zap.Logger) ([2]whatif.
 		})
 	}
 	return spaces, cleanup, nil
+}
+
+// privateRedis starts a redis-server that keeps nothing on disk on a free loopback port, or an
+// embedded server when redis-server is not installed.
+func privateRedis(ctx context.Context) (string, func(), error) {
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		srv, err := embeddedredis.Start("")
+		if err != nil {
+			return "", nil, err
+		}
+		return srv.URL(), srv.Close, nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("start a scratch redis-server: %w", err)
+	}
+	stop := func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	for deadline := time.Now().Add(5 * time.Second); !redisAnswers(addr); {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			stop()
+			return "", nil, fmt.Errorf("the scratch redis-server on %s did not answer within 5 s", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "redis://" + addr + "/0", stop, nil
 }
 
 // deletePrefix removes every key of a scratch prefix.

@@ -41,7 +41,7 @@ func TestWhatifJSON(t *testing.T) {
 	if after := db.Dump(t); !reflect.DeepEqual(before, after) {
 		t.Errorf("whatif changed the live Redis")
 	}
-	if !strings.Contains(errOut, "whatif: 9 lines replayed twice") {
+	if !strings.Contains(errOut, "whatif: 9 lines of history, 9 replayed twice") {
 		t.Errorf("no progress on stderr:\n%s", errOut)
 	}
 	var rep struct {
