@@ -119,7 +119,7 @@ func openTimeline(ctx context.Context, pool *redis.Pool, keys schema.Keys, h His
 	}
 	tl.next = prepend(maint, tl.next)
 	if len(maint) > 0 {
-		tl.notes = append(tl.notes, fmt.Sprintf("%d scheduled maintenance windows overlapping the range are created at its start", len(maint)))
+		tl.notes = append(tl.notes, fmt.Sprintf("%d scheduled maintenance window(s) overlapping the range created at its start", len(maint)))
 	}
 	return tl, nil
 }

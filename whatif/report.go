@@ -325,7 +325,6 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
-	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "CONTACT\tMEDIUM\tALERTS BEFORE → AFTER"
 	if r.QuietHours != "" {
@@ -346,7 +345,6 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w)
 	fmt.Fprintf(w, "alerts: %d → %d\n", r.Baseline.Alerts, r.Candidate.Alerts)
 	fmt.Fprintf(w, "problems that reached nobody: %d → %d\n", len(r.Baseline.Unnotified), len(r.Candidate.Unnotified))
 	fmt.Fprintf(w, "longest unnotified failure: %s → %s\n", longest(r.Baseline.Longest), longest(r.Candidate.Longest))
@@ -354,7 +352,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		title string
 		refs  []AlertRef
 	}{{"alerts removed", r.Removed}, {"alerts added", r.Added}} {
-		fmt.Fprintf(w, "\n%s (%d):\n", l.title, len(l.refs))
+		fmt.Fprintf(w, "%s (%d):\n", l.title, len(l.refs))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, a := range l.refs {
 			fmt.Fprintf(tw, "  %s\t%s:%s\t%s\t%s\t%s\t%s\n", a.At, a.Entity, a.Check, a.Type, a.State, a.Contact, a.Medium)
@@ -375,13 +373,16 @@ func delta(d int) string {
 }
 
 func longest(f *Failure) string {
-	if f == nil {
+	switch {
+	case f == nil:
 		return "none"
-	}
-	s := fmt.Sprintf("%s (%s:%s from %s)", humantime.Words(time.Duration(f.Unnotified)*time.Second), f.Entity, f.Check,
-		time.Unix(f.Start, 0).UTC().Format(time.RFC3339))
-	if f.Unnotified == 0 {
+	case f.Unnotified == 0:
 		return "0s"
 	}
-	return s
+	s := fmt.Sprintf("%s (%s:%s from %s", humantime.Words(time.Duration(f.Unnotified)*time.Second), f.Entity, f.Check,
+		time.Unix(f.Start, 0).UTC().Format(time.RFC3339))
+	if f.Ongoing {
+		s += ", still failing at the end"
+	}
+	return s + ")"
 }
