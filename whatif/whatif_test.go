@@ -313,6 +313,11 @@ func TestStateHistoryWithoutRepeatsAgreesWithArchive(t *testing.T) {
 		at := weekStart.Add(time.Duration(i) * 10 * time.Minute)
 		fmt.Fprintf(&b, `{"time":%d,"entity":"web-01","check":"HTTP","type":"service","state":%q,"summary":"step %d"}`+"\n",
 			at.Unix(), states[i%len(states)], i)
+		if i == 25 || i == 100 {
+			// acknowledged a minute into a critical spell (steps 25 and 100 are critical)
+			fmt.Fprintf(&b, `{"time":%d,"entity":"web-01","check":"HTTP","type":"action","state":"acknowledgement","duration":3600,"summary":"on it"}`+"\n",
+				at.Unix()+60)
+		}
 	}
 	xcfg := executive.DefaultConfig()
 	xcfg.InitialFailureDelay = 0
@@ -327,8 +332,17 @@ func TestStateHistoryWithoutRepeatsAgreesWithArchive(t *testing.T) {
 		t.Fatalf("the history alerts nobody, or the candidate changes nothing: %+v", reps[0])
 	}
 	assertSameComparison(t, reps[0], reps[1])
-	if reps[1].Events != 6*24 {
-		t.Errorf("state history gave %d lines, want %d (no repeats)", reps[1].Events, 6*24)
+	if reps[1].Events != 6*24+2 {
+		t.Errorf("state history gave %d lines, want %d (no repeats, two acknowledgements)", reps[1].Events, 6*24+2)
+	}
+	acks := 0
+	for _, a := range reps[0].baselineAlerts {
+		if a.Type == "acknowledgement" {
+			acks++
+		}
+	}
+	if acks == 0 {
+		t.Errorf("no acknowledgement alert in the baseline: %+v", reps[0].baselineAlerts)
 	}
 }
 
