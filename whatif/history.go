@@ -246,6 +246,8 @@ type checkHistory struct {
 	changes       []change // state changes, oldest first (the one before From first, if any)
 	actions       []change // acknowledgements and other action events in the range
 	interval      int64    // seconds between synthesised repeats; 0 = none
+	// skipOKRepeats: no repeats of ok states (see History.KeepOKRepeats)
+	skipOKRepeats bool
 	lastUpdate    int64
 }
 
@@ -296,6 +298,7 @@ func statesTimeline(ctx context.Context, conn redis.Conn, keys schema.Keys, h Hi
 		if ch == nil {
 			continue
 		}
+		ch.skipOKRepeats = !h.KeepOKRepeats
 		if ch.interval > 0 {
 			if ch.changes[0].observedRepeats {
 				observed++
@@ -310,6 +313,9 @@ func statesTimeline(ctx context.Context, conn redis.Conn, keys schema.Keys, h Hi
 		fmt.Sprintf("repeats between changes are synthesised at the check's observed interval (%d checks observed, %d at the default %s, %d without repeats)",
 			observed, fallback, h.RepeatInterval, len(histories)-observed-fallback),
 	}}
+	if !h.KeepOKRepeats {
+		tl.notes = append(tl.notes, "ok states are not repeated: an ok result of a check already ok decides nothing (--all-events repeats them)")
+	}
 	m := newMerger(histories, from, until)
 	tl.next = func(ctx context.Context) (line, bool, error) { l, ok := m.next(); return l, ok, nil }
 	return tl, nil
@@ -483,7 +489,7 @@ func (c *cursor) pop(from int64) line {
 		}
 		c.current = ev
 		c.repeat = 0
-		if c.h.interval > 0 {
+		if c.h.interval > 0 && !(c.h.skipOKRepeats && ev.state == schema.StateOK) {
 			c.repeat = ev.at + c.h.interval
 		}
 	case c.ai < len(c.h.actions) && c.h.actions[c.ai].at == at:
@@ -501,22 +507,26 @@ func (c *cursor) pop(from int64) line {
 	return eventLine(c.h, ev)
 }
 
+// synthetic is a reconstructed event as replay reads it.
+type synthetic struct {
+	Entity   string `json:"entity"`
+	Check    string `json:"check"`
+	Type     string `json:"type"`
+	State    string `json:"state"`
+	Time     int64  `json:"time"`
+	Summary  string `json:"summary,omitempty"`
+	Duration int64  `json:"duration,omitempty"`
+}
+
 func eventLine(h *checkHistory, ev change) line {
-	m := map[string]any{"entity": h.entity, "check": h.check, "time": ev.at, "state": ev.state}
-	if ev.summary != "" {
-		m["summary"] = ev.summary
-	}
+	e := synthetic{Entity: h.entity, Check: h.check, Type: schema.TypeService, State: ev.state, Time: ev.at, Summary: ev.summary}
 	l := line{at: ev.at, checkID: schema.CheckID(h.entity, h.check)}
 	if ev.isAction {
-		m["type"] = schema.TypeAction
-		if ev.duration > 0 {
-			m["duration"] = ev.duration
-		}
+		e.Type, e.Duration = schema.TypeAction, ev.duration
 	} else {
-		m["type"] = schema.TypeService
 		l.state = ev.state
 	}
-	l.raw, _ = json.Marshal(m)
+	l.raw, _ = json.Marshal(e)
 	return l
 }
 
