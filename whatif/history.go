@@ -87,19 +87,38 @@ func openTimeline(ctx context.Context, pool *redis.Pool, keys schema.Keys, h His
 	}
 	defer conn.Close()
 	hours := archiveHours(keys, h.From, h.Until)
+	for _, k := range hours {
+		conn.Send("EXISTS", k)
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, fmt.Errorf("look for the event archive: %w", err)
+	}
+	missing, firstHeld := 0, -1
+	for i := range hours {
+		n, err := redis.Int(conn.Receive())
+		if err != nil {
+			return nil, fmt.Errorf("look for the event archive: %w", err)
+		}
+		if n == 0 {
+			missing++
+		} else if firstHeld < 0 {
+			firstHeld = i
+		}
+	}
+	var notes []string
 	source := h.Source
 	if source == SourceAuto || source == "" {
+		// The archive is used only when it reaches back to --from: with a retention shorter
+		// than the range it holds only its end.
 		source = SourceStates
-		for _, k := range hours {
-			n, err := redis.Int(conn.Do("EXISTS", k))
-			if err != nil {
-				return nil, fmt.Errorf("look for the event archive: %w", err)
-			}
-			if n == 1 {
-				source = SourceArchive
-				break
-			}
+		if firstHeld == 0 {
+			source = SourceArchive
+		} else if firstHeld > 0 {
+			notes = append(notes, fmt.Sprintf("the event archive starts at %s, after --from (executive.events_archive_maxage): not used", h.From.UTC().Truncate(time.Hour).Add(time.Duration(firstHeld)*time.Hour).Format(time.RFC3339)))
 		}
+	}
+	if source == SourceArchive && missing > 0 {
+		notes = append(notes, fmt.Sprintf("the event archive holds no events for %d of the range's %d hours", missing, len(hours)))
 	}
 	maint, err := maintenanceLines(ctx, conn, keys, h)
 	if err != nil {
@@ -117,6 +136,7 @@ func openTimeline(ctx context.Context, pool *redis.Pool, keys schema.Keys, h His
 	default:
 		return nil, fmt.Errorf("unknown history source %q (auto, archive or state_history)", h.Source)
 	}
+	tl.notes = append(tl.notes, notes...)
 	tl.next = prepend(maint, tl.next)
 	if len(maint) > 0 {
 		tl.notes = append(tl.notes, fmt.Sprintf("%d scheduled maintenance window(s) overlapping the range created at its start", len(maint)))
@@ -242,7 +262,6 @@ func withTime(raw []byte, t int64) []byte {
 // checkHistory is one check's recorded state changes and actions.
 type checkHistory struct {
 	entity, check string
-	tags          []string
 	changes       []change // state changes, oldest first (the one before From first, if any)
 	actions       []change // acknowledgements and other action events in the range
 	interval      int64    // seconds between synthesised repeats; 0 = none

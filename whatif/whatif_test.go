@@ -370,3 +370,28 @@ func assertSameComparison(t *testing.T, archive, states *Report) {
 		}
 	}
 }
+
+// TestAutoSkipsAnArchiveThatDoesNotReachBack: with an archive holding only the end of the range
+// (a short events_archive_maxage), auto rebuilds the history from state changes and says why.
+func TestAutoSkipsAnArchiveThatDoesNotReachBack(t *testing.T) {
+	t.Parallel()
+	live := newLive(t, weekTimeline(5*time.Minute), executive.DefaultConfig())
+	conn := live.Conn(t)
+	keys := schema.NewKeys("")
+	for at := weekStart; at.Before(weekStart.Add(24 * time.Hour)); at = at.Add(time.Hour) {
+		if _, err := conn.Do("DEL", keys.EventsArchive(at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	rep := whatif(t, live, Options{History: week()})
+	if rep.Source != SourceStates || !strings.Contains(strings.Join(rep.Notes, "\n"), "the event archive starts at 2026-01-06T00:00:00Z, after --from") {
+		t.Errorf("source %s, notes %q", rep.Source, rep.Notes)
+	}
+	h := week()
+	h.Source = SourceArchive
+	rep = whatif(t, live, Options{History: h})
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "no events for 24 of the range's 168 hours") {
+		t.Errorf("notes %q", rep.Notes)
+	}
+}
