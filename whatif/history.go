@@ -392,6 +392,10 @@ func readCheckHistory(ctx context.Context, conn redis.Conn, keys schema.Keys, r 
 	if len(ch.changes) == 0 && len(ch.actions) == 0 {
 		return nil, nil
 	}
+	if ch.lastUpdate > 0 && ch.lastUpdate < from && len(ch.actions) == 0 {
+		// the check had stopped reporting before the range
+		return nil, nil
+	}
 	if iv, ok := observedInterval(b.Strs(explain)); ok {
 		ch.interval = iv
 		if len(ch.changes) > 0 {
