@@ -1,0 +1,237 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// The escalation timelines of issue 25, through `flapjack replay` on the injected clock, with
+// the example policy (examples/escalation): ada at once, bob after 15 minutes, carol (SMS only)
+// after 45 minutes, for web-01's HTTP check, which has no other contacts.
+
+const (
+	escT0   = 1767607200 // HTTP is ok
+	escFail = escT0 + 90 // the first problem alert (30 s after the first failure)
+	escMin  = int64(time.Minute / time.Second)
+)
+
+// escEvent is one line of a timeline, at seconds after the first problem alert.
+func escEvent(after int64, state string) string {
+	summary := "HTTP 503 in 0.002 s"
+	if state == schema.StateOK {
+		summary = "HTTP 200 in 0.029 s"
+	}
+	return fmt.Sprintf(`{"entity":"web-01","check":"HTTP","type":"service","state":%q,"time":%d,"summary":%q}`,
+		state, escFail+after, summary)
+}
+
+// escFailing is the start of every timeline: ok, then failing until the first problem alert.
+func escFailing() []string {
+	return []string{
+		fmt.Sprintf(`{"entity":"web-01","check":"HTTP","type":"service","state":"ok","time":%d,"summary":"HTTP 200"}`, escT0),
+		escEvent(-30, schema.StateCritical), escEvent(0, schema.StateCritical),
+	}
+}
+
+// criticalEvery is a failing check's events every 5 minutes in (from, to].
+func criticalEvery(from, to int64) []string {
+	var out []string
+	for at := from + 5*escMin; at <= to; at += 5 * escMin {
+		out = append(out, escEvent(at, schema.StateCritical))
+	}
+	return out
+}
+
+type escAlert struct {
+	at                   int64 // seconds after the first problem alert
+	contact, medium, typ string
+	step                 int // 0: not an escalation alert
+	text                 string
+}
+
+func (a escAlert) String() string {
+	return fmt.Sprintf("+%dm %s/%s %s step %d", a.at/escMin, a.contact, a.medium, a.typ, a.step)
+}
+
+// replayEscalation imports the example contacts and policy into a fresh Redis and replays lines.
+func replayEscalation(t *testing.T, lines []string) ([]escAlert, *testredis.DB) {
+	t.Helper()
+	db := testredis.New(t)
+	env := []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_LOG_LEVEL=warn"}
+	root, _ := filepath.Abs("../..")
+	for _, imp := range [][]string{{"contacts", "contacts.json"}, {"escalations", "policies.json"}} {
+		if _, errOut, code := flapjack(t, env, "", "import", imp[0], "-f", filepath.Join(root, "examples", "escalation", imp[1])); code != 0 {
+			t.Fatalf("import %s: exit %d: %s", imp[0], code, errOut)
+		}
+	}
+	out, errOut, code := flapjack(t, env, strings.Join(lines, "\n")+"\n", "replay")
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, errOut)
+	}
+	var alerts []escAlert
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		a, err := schema.ParseAlert([]byte(line))
+		if err != nil {
+			t.Fatalf("replay printed %q: %v", line, err)
+		}
+		_, secs, _ := strings.Cut(a.ID, "-")
+		at, _ := strconv.ParseFloat(secs, 64)
+		ea := escAlert{at: int64(at) - escFail, contact: a.ContactID, medium: a.Media, typ: a.NotificationType,
+			text: gateways.SMSText(gateways.NewMessage(a, time.UTC))}
+		if a.Escalation != nil {
+			ea.step = a.Escalation.Step
+		}
+		alerts = append(alerts, ea)
+	}
+	return alerts, db
+}
+
+func wantAlerts(t *testing.T, got []escAlert, want ...string) {
+	t.Helper()
+	var have []string
+	for _, a := range got {
+		have = append(have, a.String())
+	}
+	if strings.Join(have, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("alerts:\n  %s\nwant:\n  %s", strings.Join(have, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func TestEscalationNobodyAcknowledges(t *testing.T) {
+	t.Parallel()
+	lines := append(escFailing(), criticalEvery(0, 60*escMin)...)
+	alerts, _ := replayEscalation(t, lines)
+	wantAlerts(t, alerts,
+		"+0m ada/sms problem step 1",
+		"+15m bob/sms problem step 2",
+		"+45m carol/sms problem step 3")
+	for i, want := range []string{
+		"Escalation (step 1 of 3): Problem: 'HTTP' on web-01 is Critical at 5 Jan 10:01, HTTP 503 in 0.002 s (ACKID ",
+		"Escalation (step 2 of 3, nobody acknowledged for 15 minutes): Problem: 'HTTP' on web-01 is Critical at 5 Jan 10:16, HTTP 503 in 0.002 s (ACKID ",
+		"Escalation (step 3 of 3, nobody acknowledged for 45 minutes): Problem: 'HTTP' on web-01 is Critical at 5 Jan 10:46, HTTP 503 in 0.002 s (ACKID ",
+	} {
+		if !strings.HasPrefix(alerts[i].text, want) {
+			t.Errorf("alert %d reads %q, want it to start %q", i, alerts[i].text, want)
+		}
+	}
+}
+
+func TestEscalationAcknowledgedAtTenMinutesFiresNothingMore(t *testing.T) {
+	t.Parallel()
+	lines := append(escFailing(), criticalEvery(0, 5*escMin)...)
+	lines = append(lines, fmt.Sprintf(`{"entity":"web-01","check":"HTTP","type":"action","state":"acknowledgement","time":%d,"summary":"ada: on it","duration":14400}`, escFail+10*escMin))
+	lines = append(lines, criticalEvery(10*escMin, 60*escMin)...)
+	alerts, db := replayEscalation(t, lines)
+	wantAlerts(t, alerts,
+		"+0m ada/sms problem step 1",
+		"+10m ada/sms acknowledgement step 0")
+	assertLadderStopped(t, db, "acknowledged")
+}
+
+func TestEscalationRecoveryAtTwentyMinutesTellsStepsOneAndTwo(t *testing.T) {
+	t.Parallel()
+	lines := append(escFailing(), criticalEvery(0, 15*escMin)...)
+	lines = append(lines, escEvent(20*escMin, schema.StateOK), escEvent(60*escMin, schema.StateOK))
+	alerts, db := replayEscalation(t, lines)
+	wantAlerts(t, alerts,
+		"+0m ada/sms problem step 1",
+		"+15m bob/sms problem step 2",
+		"+20m ada/sms recovery step 0",
+		"+20m bob/sms recovery step 0")
+	assertLadderStopped(t, db, "recovered")
+}
+
+func TestEscalationStopsForScheduledMaintenance(t *testing.T) {
+	t.Parallel()
+	lines := append(escFailing(), criticalEvery(0, 5*escMin)...)
+	lines = append(lines, fmt.Sprintf(`{"action":"scheduled_maintenance","time":%d,"entity":"web-01","check":"HTTP","duration":"2h","summary":"deploy"}`, escFail+10*escMin))
+	lines = append(lines, criticalEvery(10*escMin, 60*escMin)...)
+	alerts, db := replayEscalation(t, lines)
+	wantAlerts(t, alerts, "+0m ada/sms problem step 1")
+	assertLadderStopped(t, db, "maintenance")
+}
+
+// TestEscalationFlappingDoesNotRestartTheLadder: the check recovers and fails again twice within
+// the policy's restart window (30 minutes): the ladder resumes each time, step 1 is not paged
+// again, and step 2 fires at +15 minutes counted from the first problem alert.
+func TestEscalationFlappingDoesNotRestartTheLadder(t *testing.T) {
+	t.Parallel()
+	lines := append(escFailing(),
+		escEvent(2*escMin, schema.StateOK),
+		escEvent(4*escMin, schema.StateCritical), escEvent(4*escMin+30, schema.StateCritical),
+		escEvent(6*escMin, schema.StateOK),
+		escEvent(8*escMin, schema.StateCritical), escEvent(8*escMin+30, schema.StateCritical))
+	lines = append(lines, criticalEvery(10*escMin-5*escMin, 20*escMin)...)
+	alerts, _ := replayEscalation(t, lines)
+	wantAlerts(t, alerts,
+		"+0m ada/sms problem step 1",
+		"+2m ada/sms recovery step 0",
+		"+6m ada/sms recovery step 0",
+		"+15m bob/sms problem step 2")
+}
+
+// TestEscalationRestartsAfterTheRestartWindow: a failure more than 30 minutes after the ladder
+// stopped is a new problem: the ladder starts again from step 1.
+func TestEscalationRestartsAfterTheRestartWindow(t *testing.T) {
+	t.Parallel()
+	lines := append(escFailing(), escEvent(2*escMin, schema.StateOK),
+		escEvent(40*escMin, schema.StateCritical), escEvent(40*escMin+30, schema.StateCritical),
+		escEvent(50*escMin, schema.StateCritical))
+	alerts, _ := replayEscalation(t, lines)
+	wantAlerts(t, alerts,
+		"+0m ada/sms problem step 1",
+		"+2m ada/sms recovery step 0",
+		"+40m ada/sms problem step 1")
+}
+
+func assertLadderStopped(t *testing.T, db *testredis.DB, reason string) {
+	t.Helper()
+	conn := db.Conn(t)
+	defer conn.Close()
+	keys := schema.NewKeys("")
+	got, err := redis.StringMap(conn.Do("HGETALL", keys.EscalationLadder("web-oncall", "web-01:HTTP")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["stopped_reason"] != reason || got["next_due"] != "0" {
+		t.Errorf("ladder %v, want stopped for %s with nothing due", got, reason)
+	}
+	n, _ := redis.Int(conn.Do("ZCARD", keys.EscalationsDue()))
+	if n != 0 {
+		t.Errorf("%d ladders still due", n)
+	}
+}
+
+func TestEscalationExampleTimeline(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../../examples/escalation/timeline.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerts, _ := replayEscalation(t, strings.Split(strings.TrimSpace(string(data)), "\n"))
+	wantAlerts(t, alerts,
+		"+0m ada/sms problem step 1",
+		"+15m bob/sms problem step 2",
+		"+45m carol/sms problem step 3",
+		"+48m ada/sms recovery step 0",
+		"+48m bob/sms recovery step 0",
+		"+48m carol/email recovery step 0",
+		"+48m carol/sms recovery step 0")
+	for _, a := range alerts {
+		t.Log(a.contact, a.medium+":", a.text)
+	}
+}
