@@ -143,15 +143,11 @@ func TestEscalationStepsFireOnceThroughACrashAndConcurrentNotifiers(t *testing.T
 	if err != nil || len(due) != escalationChecks {
 		t.Fatalf("%d ladders due (%v), want %d", len(due), err, escalationChecks)
 	}
-	var abandoned []model.Record
-	for _, m := range due {
-		policyID, checkID, _ := schema.ParseEscalationMember(m)
-		p, err := a.planStep(conn, policyID, checkID, w.clk.Now())
-		if err != nil || p == nil || len(p.alerts) != 1 {
-			t.Fatalf("plan %s: %v %v", m, p, err)
-		}
-		abandoned = append(abandoned, p.record)
+	tk, err := a.planTick(conn, due, w.clk.Now())
+	if err != nil || len(tk.plans) != escalationChecks {
+		t.Fatalf("A decided %v steps (%v), want %d", tk, err, escalationChecks)
 	}
+	abandoned := []model.Record{tk.record}
 	if got := len(w.smsAlerts()); got != 0 {
 		t.Fatalf("%d alerts queued by decisions that were never written", got)
 	}

@@ -233,8 +233,9 @@ type plan struct {
 	reason          string   // the escalation decision, for explain
 	escalationNotes []string // ladders this notification started, resumed or stopped
 	escStarted      int
-	escStopped      []string // reasons
-	escFired        int      // step number
+	escStopped      []string        // reasons
+	escFired        int             // step number
+	rulesContacts   []model.Contact // an escalation step's contacts
 }
 
 // idSource is what alert ids derive from: the notification claimed, or the step fired.
@@ -362,10 +363,25 @@ func isRecoveryOrAck(n *schema.Notification) bool {
 // notifier's own suppressions end at the time kept in contact_alert_state; the documented
 // drop_alerts_for_contact keys count by existence only when set by someone else (manual hooks).
 func (nt *Notifier) readSuppression(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
-	type probe struct {
-		c   *candidate
-		key string
+	probes := nt.sendSuppression(conn, n, cands, now)
+	if len(probes) == 0 {
+		return nil
 	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("read interval keys: %w", err)
+	}
+	return receiveSuppression(conn, probes)
+}
+
+// probe is one EXISTS sent by sendSuppression.
+type probe struct {
+	c   *candidate
+	key string
+}
+
+// sendSuppression sends readSuppression's reads without flushing, so several notifications'
+// reads share a round trip (the escalation tick).
+func (nt *Notifier) sendSuppression(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) []probe {
 	var probes []probe
 	for _, c := range cands {
 		cid := c.contact.ID
@@ -390,12 +406,11 @@ func (nt *Notifier) readSuppression(conn redis.Conn, n *schema.Notification, can
 			probes = append(probes, probe{c, "rollup"})
 		}
 	}
-	if len(probes) == 0 {
-		return nil
-	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read interval keys: %w", err)
-	}
+	return probes
+}
+
+// receiveSuppression reads the replies of sendSuppression's probes.
+func receiveSuppression(conn redis.Conn, probes []probe) error {
 	for _, pr := range probes {
 		exists, err := redis.Bool(conn.Receive())
 		if err != nil {

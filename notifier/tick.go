@@ -32,7 +32,9 @@ const escalationBatch = 500
 const tickEvery = time.Second
 
 // Escalate fires the escalation steps due at the clock's now, and stops the ladders whose
-// check is no longer failing and unhandled. It returns the alerts queued.
+// check is no longer failing and unhandled. It returns the alerts queued. One tick's decisions
+// are read together and written in one apply record: a handful of round trips for the whole
+// batch.
 func (nt *Notifier) Escalate(ctx context.Context) (Result, error) {
 	var res Result
 	now := nt.clock.Now()
@@ -41,19 +43,38 @@ func (nt *Notifier) Escalate(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("escalate: %w", err)
 	}
 	defer conn.Close()
-	members, err := model.EscalationsDueAt(conn, nt.keys, now.Unix(), escalationBatch)
-	if err != nil {
-		return res, err
-	}
-	for _, m := range members {
-		alerts, err := nt.fireStep(conn, m, now)
-		if err != nil {
-			return res, fmt.Errorf("escalate %s: %w", m, err)
+	for attempt := 0; attempt < maxConflicts; attempt++ {
+		members, err := model.EscalationsDueAt(conn, nt.keys, now.Unix(), escalationBatch)
+		if err != nil || len(members) == 0 {
+			return res, err
 		}
-		res.Finished++
-		res.Alerts = append(res.Alerts, alerts...)
+		t, err := nt.planTick(conn, members, now)
+		if err != nil {
+			return res, fmt.Errorf("escalate: %w", err)
+		}
+		if t.record.Ops.Len() == 0 {
+			return res, nil
+		}
+		statuses, err := model.Apply(conn, model.ApplyTarget{}, []model.Record{t.record})
+		var refused *model.WriteError
+		if errors.As(err, &refused) {
+			nt.m.redisErrors.Inc()
+			nt.log.Error("some escalation writes were refused by Redis", zap.Strings("errors", refused.Messages))
+		} else if err != nil {
+			return res, fmt.Errorf("escalate: %w", err)
+		}
+		if statuses[0] == model.Conflict {
+			nt.m.conflicts.Inc()
+			continue
+		}
+		for _, p := range t.plans {
+			nt.observeStep(p)
+			res.Finished++
+			res.Alerts = append(res.Alerts, p.alerts...)
+		}
+		return res, nil
 	}
-	return res, nil
+	return res, fmt.Errorf("escalate: ladders kept changing under %d re-reads", maxConflicts)
 }
 
 // NextEscalationDue is when the earliest step is due; found is false when none is.
@@ -78,117 +99,191 @@ func (nt *Notifier) maybeEscalate(ctx context.Context) error {
 	return err
 }
 
-func (nt *Notifier) fireStep(conn redis.Conn, member string, now time.Time) ([]schema.Alert, error) {
-	policyID, checkID, ok := schema.ParseEscalationMember(member)
-	if !ok {
-		nt.log.Error("escalations_due member is not POLICY:ENTITY:CHECK; removed", zap.String("member", member))
-		_, err := conn.Do("ZREM", nt.keys.EscalationsDue(), member)
-		return nil, err
-	}
-	for attempt := 0; attempt < maxConflicts; attempt++ {
-		p, err := nt.planStep(conn, policyID, checkID, now)
-		if err != nil || p == nil {
-			return nil, err
-		}
-		statuses, err := model.Apply(conn, model.ApplyTarget{}, []model.Record{p.record})
-		var refused *model.WriteError
-		if errors.As(err, &refused) {
-			nt.m.redisErrors.Inc()
-			nt.log.Error("some escalation writes were refused by Redis", zap.Strings("errors", refused.Messages))
-		} else if err != nil {
-			return nil, err
-		}
-		if statuses[0] == model.Conflict {
-			nt.m.conflicts.Inc()
-			continue
-		}
-		nt.observeStep(p)
-		return p.alerts, nil
-	}
-	return nil, fmt.Errorf("ladder kept changing under %d re-reads", maxConflicts)
+// tick is one tick's decisions: every ladder's plan, and the one record writing them all.
+type tick struct {
+	record model.Record
+	plans  []*plan
 }
 
-// planStep decides what a due ladder does now: nothing (another notifier moved it on), stop
+// due is a ladder taken by a tick, with what its decision reads.
+type due struct {
+	ladder model.Ladder
+	n      schema.Notification
+	policy model.EscalationPolicy
+	found  bool
+	p      *plan
+	step   model.EscalationStep
+	cands  []*candidate
+	probes []probe
+}
+
+// planTick decides what each due ladder does now: nothing (another notifier moved it on), stop
 // (the check recovered, was acknowledged, went into maintenance, was disabled, no longer has an
-// escalating severity, or the policy is gone), or fire its next step.
-func (nt *Notifier) planStep(conn redis.Conn, policyID, checkID string, now time.Time) (*plan, error) {
-	ls, err := model.ReadLadders(conn, nt.keys, [][2]string{{policyID, checkID}})
+// escalating severity, or the policy is gone), or fire its next step, routed to the step's
+// contacts through their rules, time restrictions and intervals like any problem.
+func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (*tick, error) {
+	t := &tick{}
+	refs := make([][2]string, 0, len(members))
+	for _, m := range members {
+		policyID, checkID, ok := schema.ParseEscalationMember(m)
+		if !ok {
+			nt.log.Error("escalations_due member is not POLICY:ENTITY:CHECK; removed", zap.String("member", m))
+			t.record.Ops.ZRem(nt.keys.EscalationsDue(), m)
+			continue
+		}
+		refs = append(refs, [2]string{policyID, checkID})
+	}
+	raw, err := redis.StringMap(conn.Do("HGETALL", nt.keys.EscalationPolicies()))
+	if err != nil {
+		return nil, fmt.Errorf("read escalation policies: %w", err)
+	}
+	policies, _ := model.DecodeEscalationPolicies(raw)
+	byID := make(map[string]model.EscalationPolicy, len(policies))
+	for _, p := range policies {
+		byID[p.ID] = p
+	}
+	ladders, err := model.ReadLadders(conn, nt.keys, refs)
 	if err != nil {
 		return nil, err
 	}
-	l := ls[0]
-	p := &plan{verdict: "escalation"}
-	if !l.Active() {
-		// stale member (a stop raced the due set): drop it, guarded so a fresh start survives
-		p.record.Guards = append(p.record.Guards, model.Guard{Key: nt.keys.EscalationLadder(policyID, checkID), Revision: l.Revision})
-		p.record.Ops.ZRem(nt.keys.EscalationsDue(), schema.EscalationMember(policyID, checkID))
-		return p, nil
+	var dues []*due
+	var checks []model.CheckRef
+	for _, l := range ladders {
+		if !l.Active() {
+			// stale member (a stop raced the due set): drop it, guarded so a fresh start survives
+			t.record.Guards = append(t.record.Guards, model.Guard{Key: nt.keys.EscalationLadder(l.PolicyID, l.CheckID), Revision: l.Revision})
+			t.record.Ops.ZRem(nt.keys.EscalationsDue(), schema.EscalationMember(l.PolicyID, l.CheckID))
+			continue
+		}
+		if l.NextDue == 0 || l.NextDue > now.Unix() {
+			continue
+		}
+		d := &due{ladder: l, p: &plan{verdict: "escalation"}}
+		if d.n, err = schema.ParseNotification([]byte(l.Notification)); err != nil {
+			return nil, fmt.Errorf("escalation %s of %s: its notification: %w", l.PolicyID, l.CheckID, err)
+		}
+		d.policy, d.found = byID[l.PolicyID]
+		d.p.notification = &d.n
+		entity, check := d.n.EntityCheck()
+		checks = append(checks, model.CheckRef{Entity: entity, Check: check})
+		dues = append(dues, d)
 	}
-	if l.NextDue == 0 || l.NextDue > now.Unix() {
-		return nil, nil
-	}
-	pol, found, err := model.ReadEscalationPolicy(conn, nt.keys, policyID)
+	statuses, err := model.CheckStatuses(conn, nt.keys, now, checks)
 	if err != nil {
 		return nil, err
 	}
-	n, err := schema.ParseNotification([]byte(l.Notification))
-	if err != nil {
-		return nil, fmt.Errorf("ladder's notification: %w", err)
+	var firing []*due
+	var contactIDs []string
+	for i, d := range dues {
+		if reason := stopReason(d.found, d.policy, &d.n, statuses[i]); reason != "" {
+			nt.planStop(d, reason, now)
+			continue
+		}
+		d.step = d.policy.Steps[min(d.ladder.Fired, len(d.policy.Steps)-1)]
+		contactIDs = append(contactIDs, d.step.Contacts...)
+		firing = append(firing, d)
 	}
-	p.notification = &n
-	entity, check := n.EntityCheck()
-	status, err := model.CheckStatusAt(conn, nt.keys, entity, check, now)
+	slices.Sort(contactIDs)
+	contacts, err := model.LoadContacts(conn, nt.keys, slices.Compact(contactIDs))
 	if err != nil {
 		return nil, err
 	}
-	if reason := stopReason(found, pol, &n, status); reason != "" {
-		l.StoppedAt, l.StoppedReason, l.NextDue = now.Unix(), reason, 0
-		nt.writeLadder(p, l, false)
-		p.escStopped = append(p.escStopped, reason)
-		p.verdict = "escalation_stopped"
-		p.reason = "escalation " + policyID + " stopped before step " + strconv.Itoa(min(l.Fired+1, len(pol.Steps))) + ": " + stopWords[reason]
-		nt.recordExplain(p, nil, now)
-		return p, nil
+	byContact := make(map[string]model.Contact, len(contacts))
+	for _, c := range contacts {
+		byContact[c.ID] = c
 	}
+	sent := false
+	for _, d := range firing {
+		nt.candidatesForStep(d, byContact, now)
+		d.probes = nt.sendSuppression(conn, &d.n, d.cands, now)
+		sent = sent || len(d.probes) > 0
+	}
+	if sent {
+		if err := conn.Flush(); err != nil {
+			return nil, fmt.Errorf("read interval keys: %w", err)
+		}
+		for _, d := range firing {
+			if err := receiveSuppression(conn, d.probes); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, d := range firing {
+		nt.planFire(d, now)
+	}
+	seen := map[model.Guard]bool{}
+	for _, g := range t.record.Guards {
+		seen[g] = true
+	}
+	for _, d := range dues {
+		for _, g := range d.p.record.Guards {
+			if !seen[g] {
+				seen[g] = true
+				t.record.Guards = append(t.record.Guards, g)
+			}
+		}
+		t.record.Ops.Append(d.p.record.Ops)
+		t.plans = append(t.plans, d.p)
+	}
+	return t, nil
+}
+
+// planStop stops a ladder whose check no longer escalates.
+func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
+	l, p := d.ladder, d.p
+	l.StoppedAt, l.StoppedReason, l.NextDue = now.Unix(), reason, 0
+	nt.writeLadder(p, l, false)
+	p.escStopped = append(p.escStopped, reason)
+	p.verdict = "escalation_stopped"
+	step := l.Fired + 1
+	if d.found {
+		step = min(step, len(d.policy.Steps))
+	}
+	p.reason = "escalation " + l.PolicyID + " stopped before step " + strconv.Itoa(step) + ": " + stopWords[reason]
+	nt.recordExplain(p, nil, now)
+}
+
+// candidatesForStep applies the rules of the step's contacts (and the step's media).
+func (nt *Notifier) candidatesForStep(d *due, byContact map[string]model.Contact, now time.Time) {
+	var contacts []model.Contact
+	for _, id := range d.step.Contacts {
+		if c, ok := byContact[id]; ok {
+			contacts = append(contacts, c)
+		} else {
+			nt.log.Warn("escalation step names a contact that does not exist", zap.String("policy", d.ladder.PolicyID),
+				zap.String("contact", id))
+		}
+	}
+	entity, _ := d.n.EntityCheck()
+	d.p.rulesContacts = contacts
+	d.cands = nt.candidates(d.p, contacts, entity, now)
+	if len(d.step.Media) > 0 {
+		d.cands = slices.DeleteFunc(d.cands, func(c *candidate) bool {
+			if slices.Contains(d.step.Media, c.medium) {
+				return false
+			}
+			d.p.skipped = append(d.p.skipped, skip{c.contact.ID, c.medium, "not one of this step's media"})
+			return true
+		})
+	}
+}
+
+// planFire fires the ladder's next step: its alerts, and the ladder moved on to the step after.
+// No alerting-set reads: an escalation page is never rolled up, and the check's own
+// notifications keep the contacts' alerting sets.
+func (nt *Notifier) planFire(d *due, now time.Time) {
+	l, p, pol := d.ladder, d.p, d.policy
 	idx := min(l.Fired, len(pol.Steps)-1)
 	if l.Fired < len(pol.Steps) {
 		l.Fired++
 	} else {
 		l.Repeats++
 	}
-	step := pol.Steps[idx]
-	p.escalation = &schema.AlertEscalation{PolicyID: policyID, Step: idx + 1, Steps: len(pol.Steps),
-		UnacknowledgedFor: now.Unix() - l.StartedAt}
-	if l.Fired == len(pol.Steps) && idx == len(pol.Steps)-1 {
-		p.escalation.Repeat = l.Repeats
-	}
-	p.idSeed = member(policyID, checkID, idx, l.Repeats)
-	contacts, err := model.LoadContacts(conn, nt.keys, step.Contacts)
-	if err != nil {
-		return nil, err
-	}
-	if len(contacts) < len(step.Contacts) {
-		nt.log.Warn("escalation step names contacts that do not exist", zap.String("policy", policyID),
-			zap.Int("step", idx+1), zap.Strings("contacts", step.Contacts))
-	}
-	cands := nt.candidates(p, contacts, entity, now)
-	if len(step.Media) > 0 {
-		cands = slices.DeleteFunc(cands, func(c *candidate) bool {
-			if slices.Contains(step.Media, c.medium) {
-				return false
-			}
-			p.skipped = append(p.skipped, skip{c.contact.ID, c.medium, "not one of this step's media"})
-			return true
-		})
-	}
-	if err := nt.readSuppression(conn, &n, cands, now); err != nil {
-		return nil, err
-	}
-	if err := nt.readAlerting(conn, &n, cands, now); err != nil {
-		return nil, err
-	}
-	nt.decide(p, contacts, cands, now)
-	for _, c := range cands {
+	p.escalation = &schema.AlertEscalation{PolicyID: l.PolicyID, Step: idx + 1, Steps: len(pol.Steps),
+		UnacknowledgedFor: now.Unix() - l.StartedAt, Repeat: l.Repeats}
+	p.idSeed = member(l.PolicyID, l.CheckID, idx, l.Repeats)
+	nt.decide(p, p.rulesContacts, d.cands, now)
+	for _, c := range d.cands {
 		if !slices.Contains(l.Alerted, c.contact.ID) {
 			l.Alerted = append(l.Alerted, c.contact.ID)
 		}
@@ -196,13 +291,12 @@ func (nt *Notifier) planStep(conn redis.Conn, policyID, checkID string, now time
 	l.NextDue = nextDue(pol, l)
 	nt.writeLadder(p, l, true)
 	p.escFired = idx + 1
-	p.reason = fmt.Sprintf("escalation %s step %d of %d fired: nobody acknowledged for %s", policyID, idx+1,
+	p.reason = fmt.Sprintf("escalation %s step %d of %d fired: nobody acknowledged for %s", l.PolicyID, idx+1,
 		len(pol.Steps), humantime.Words(time.Duration(now.Unix()-l.StartedAt)*time.Second))
 	if l.NextDue > 0 {
 		p.reason += "; next step due at " + time.Unix(l.NextDue, 0).UTC().Format(time.RFC3339)
 	}
-	nt.recordExplain(p, contacts, now)
-	return p, nil
+	nt.recordExplain(p, p.rulesContacts, now)
 }
 
 func member(policyID, checkID string, step, repeat int) string {
