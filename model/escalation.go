@@ -381,12 +381,16 @@ func LaddersOf(conn redis.Conn, keys schema.Keys, checkID string) ([]Ladder, err
 	return ReadLadders(conn, keys, refs)
 }
 
-// EscalationsInProgress reads every ladder in progress, soonest next step first (those with no
-// step to come last).
-func EscalationsInProgress(conn redis.Conn, keys schema.Keys) ([]Ladder, error) {
-	members, err := redis.Strings(conn.Do("ZRANGE", keys.EscalationsDue(), 0, -1))
+// EscalationsInProgress reads the ladders in progress, soonest next step first (those with no
+// step to come last), at most limit of them (0: all), and how many there are.
+func EscalationsInProgress(conn redis.Conn, keys schema.Keys, limit int) ([]Ladder, int64, error) {
+	total, err := redis.Int64(conn.Do("ZCARD", keys.EscalationsDue()))
 	if err != nil {
-		return nil, fmt.Errorf("read escalations due: %w", err)
+		return nil, 0, fmt.Errorf("read escalations due: %w", err)
+	}
+	members, err := redis.Strings(conn.Do("ZRANGE", keys.EscalationsDue(), 0, limit-1))
+	if err != nil {
+		return nil, 0, fmt.Errorf("read escalations due: %w", err)
 	}
 	refs := make([][2]string, 0, len(members))
 	for _, m := range members {
@@ -396,7 +400,7 @@ func EscalationsInProgress(conn redis.Conn, keys schema.Keys) ([]Ladder, error) 
 	}
 	ls, err := ReadLadders(conn, keys, refs)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := ls[:0]
 	for _, l := range ls {
@@ -404,7 +408,7 @@ func EscalationsInProgress(conn redis.Conn, keys schema.Keys) ([]Ladder, error) 
 			out = append(out, l)
 		}
 	}
-	return out, nil
+	return out, total, nil
 }
 
 // NextEscalationDue is the earliest due time of a step, found false when none is due at a

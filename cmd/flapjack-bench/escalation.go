@@ -94,12 +94,12 @@ func (b *bench) escalationTick() error {
 		routed += r.Finished
 		clk.Advance(time.Second)
 	}
-	progress, err := model.EscalationsInProgress(conn, env.keys)
+	_, progress, err := model.EscalationsInProgress(conn, env.keys, 1)
 	if err != nil {
 		return err
 	}
-	if len(progress) != checks {
-		return fmt.Errorf("%d escalations in progress after routing %d notifications, want %d", len(progress), routed, checks)
+	if progress != checks {
+		return fmt.Errorf("%d escalations in progress after routing %d notifications, want %d", progress, routed, checks)
 	}
 	var idle, busy []time.Duration
 	fired := 0

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -233,5 +235,41 @@ func TestEscalationExampleTimeline(t *testing.T) {
 		"+48m carol/sms recovery step 0")
 	for _, a := range alerts {
 		t.Log(a.contact, a.medium+":", a.text)
+	}
+}
+
+// TestStatusListsEscalationsInProgress: after 20 minutes of an unacknowledged problem, `flapjack
+// status` shows its ladder: 2 of 3 steps fired, step 3 due at +45 minutes, ada and bob alerted.
+func TestStatusListsEscalationsInProgress(t *testing.T) {
+	t.Parallel()
+	lines := append(escFailing(), criticalEvery(0, 20*escMin)...)
+	_, db := replayEscalation(t, lines)
+	env := []string{"FLAPJACK_REDIS_URL=" + db.URL()}
+	out, errOut, _ := flapjack(t, env, "", "status", "--json")
+	var snap struct {
+		Escalations []struct {
+			Policy     string   `json:"policy"`
+			Check      string   `json:"check"`
+			StepsFired int      `json:"steps_fired"`
+			Steps      int      `json:"steps"`
+			NextDue    int64    `json:"next_step_due"`
+			Alerted    []string `json:"alerted"`
+		} `json:"escalations"`
+		Total int `json:"escalations_total"`
+	}
+	if err := json.Unmarshal([]byte(out), &snap); err != nil {
+		t.Fatalf("status --json: %v\n%s\n%s", err, out, errOut)
+	}
+	if snap.Total != 1 || len(snap.Escalations) != 1 {
+		t.Fatalf("escalations %+v, want one", snap)
+	}
+	e := snap.Escalations[0]
+	if e.Policy != "web-oncall" || e.Check != "web-01:HTTP" || e.StepsFired != 2 || e.Steps != 3 ||
+		e.NextDue != escFail+45*escMin || strings.Join(e.Alerted, ",") != "ada,bob" {
+		t.Errorf("escalation %+v", e)
+	}
+	text, _, _ := flapjack(t, env, "", "status")
+	if !strings.Contains(text, "escalations in progress  1") || !regexp.MustCompile(`web-01:HTTP\s+web-oncall\s+2 of 3\s+.*step 3 due now\s+ada, bob`).MatchString(text) {
+		t.Errorf("status shows no escalation line:\n%s", text)
 	}
 }
