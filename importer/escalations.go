@@ -46,7 +46,7 @@ func Escalations(ctx context.Context, conn redis.Conn, keys schema.Keys, data []
 	}
 	firstUse := map[string]int{}
 	valid := parseRecords(raws, func(i int, raw json.RawMessage) (*rec, []Problem) {
-		p, problems := parsePolicy(i, raw)
+		p, problems := ParsePolicy(i, raw)
 		return &rec{index: i, policy: p}, problems
 	}, func(i int, r *rec) []Problem {
 		if prev, dup := firstUse[r.policy.ID]; dup {
@@ -86,7 +86,9 @@ var policyFields = map[string]bool{"id": true, "name": true, "entities": true, "
 
 var stepFields = map[string]bool{"delay": true, "contacts": true, "media": true}
 
-func parsePolicy(index int, raw json.RawMessage) (model.EscalationPolicy, []Problem) {
+// ParsePolicy reads one policy record (the JSON API's POST /escalation_policies reads its items
+// with it too) and checks its values with model.ValidateEscalationPolicy.
+func ParsePolicy(index int, raw json.RawMessage) (model.EscalationPolicy, []Problem) {
 	var p model.EscalationPolicy
 	c := &check{index: index}
 	obj, ok := c.object(raw, "")

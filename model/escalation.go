@@ -223,17 +223,35 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 	return res, nil
 }
 
-// DeleteEscalationPolicy removes a policy. Its ladders in progress stop at their next step
-// (reason policy_removed). A missing policy is ErrNotFound.
-func DeleteEscalationPolicy(conn redis.Conn, keys schema.Keys, id string) error {
-	n, err := redis.Int(conn.Do("HDEL", keys.EscalationPolicies(), id))
-	if err != nil {
-		return fmt.Errorf("delete escalation policy %s: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("escalation policy %s: %w", id, ErrNotFound)
-	}
-	return nil
+// DeleteEscalationPolicies removes policies, all or none: an id that does not exist is a
+// *NotFoundError and nothing is deleted. Their ladders in progress stop at their next step
+// (reason policy_removed).
+func DeleteEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) error {
+	return guarded(ctx, conn, keys, func(t *txn) (*Ops, error) {
+		var b redisread.Batch
+		t.watch(&b, keys.EscalationPolicies())
+		at := make([]int, len(ids))
+		for i, id := range ids {
+			at[i] = b.Add("HEXISTS", keys.EscalationPolicies(), id)
+		}
+		if err := b.Run(t.ctx, t.conn); err != nil {
+			return nil, err
+		}
+		var missing []string
+		fields := make([]any, len(ids))
+		for i, id := range ids {
+			if b.Num(at[i]) != 1 {
+				missing = append(missing, id)
+			}
+			fields[i] = id
+		}
+		if len(missing) > 0 {
+			return nil, &NotFoundError{What: "escalation policy", IDs: missing}
+		}
+		var ops Ops
+		ops.HDel(keys.EscalationPolicies(), fields...)
+		return &ops, nil
+	})
 }
 
 // EscalationPolicies reads every policy, sorted by id. A stored value that cannot be read is
