@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
@@ -171,7 +172,8 @@ func TestEscalationStepsFireOnceThroughACrashAndConcurrentNotifiers(t *testing.T
 
 	w.clk.Set(w.start.Add(15 * time.Minute))
 	var wg sync.WaitGroup
-	for _, n := range []*Notifier{a, b, w.notifier(4)} {
+	c := w.notifier(4)
+	for _, n := range []*Notifier{a, b, c} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -184,6 +186,19 @@ func TestEscalationStepsFireOnceThroughACrashAndConcurrentNotifiers(t *testing.T
 	}
 	wg.Wait()
 	w.wantEachOnce(map[int]string{1: "ada", 2: "bob"})
+	if got := testutil.ToFloat64(a.m.escalationsStarted); got != escalationChecks {
+		t.Errorf("escalations started %v, want %d", got, escalationChecks)
+	}
+	if got := testutil.ToFloat64(b.m.escalationSteps.WithLabelValues("1")); got != escalationChecks {
+		t.Errorf("B fired step 1 %v times, want %d", got, escalationChecks)
+	}
+	step2 := 0.0
+	for _, n := range []*Notifier{a, b, c} {
+		step2 += testutil.ToFloat64(n.m.escalationSteps.WithLabelValues("2"))
+	}
+	if step2 != escalationChecks {
+		t.Errorf("step 2 fired %v times in all, want %d", step2, escalationChecks)
+	}
 	n, _ := redis.Int(w.db.Do(t, "ZCOUNT", w.keys.EscalationsDue(), "-inf", "(+inf"), nil)
 	if n != 0 {
 		t.Errorf("%d ladders still have a step due", n)

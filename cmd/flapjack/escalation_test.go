@@ -165,6 +165,18 @@ func TestEscalationStopsForScheduledMaintenance(t *testing.T) {
 	alerts, db := replayEscalation(t, lines)
 	wantAlerts(t, alerts, "+0m ada/sms problem step 1")
 	assertLadderStopped(t, db, "maintenance")
+	explained, errOut, code := flapjack(t, []string{"FLAPJACK_REDIS_URL=" + db.URL()}, "", "explain", "web-01:HTTP")
+	if code != 0 {
+		t.Fatalf("explain: exit %d: %s", code, errOut)
+	}
+	contains := func(want string) {
+		if !strings.Contains(explained, want) {
+			t.Errorf("explain lacks %q:\n%s", want, explained)
+		}
+	}
+	contains("escalation web-oncall started: step 1 due at 2026-01-05T10:01:30Z")
+	contains("10:01:30 UTC  escalation: escalation web-oncall step 1 of 3 fired: nobody acknowledged for 0 seconds; next step due at 2026-01-05T10:16:30Z. 1 contact(s) considered, 1 alert(s) sent.")
+	contains("10:16:30 UTC  escalation: escalation web-oncall stopped before step 2: the check is in scheduled maintenance.")
 }
 
 // TestEscalationFlappingDoesNotRestartTheLadder: the check recovers and fails again twice within
