@@ -245,8 +245,15 @@ func TestEscalationExampleTimeline(t *testing.T) {
 		"+48m bob/sms recovery step 0",
 		"+48m carol/email recovery step 0",
 		"+48m carol/sms recovery step 0")
+	// the texts the README's worked example shows
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, a := range alerts {
-		t.Log(a.contact, a.medium+":", a.text)
+		if !strings.Contains(string(readme), "`"+a.text+"`") {
+			t.Errorf("README's worked example lacks %s's %s text %q", a.contact, a.medium, a.text)
+		}
 	}
 }
 
