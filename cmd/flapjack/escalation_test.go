@@ -56,6 +56,7 @@ func criticalEvery(from, to int64) []string {
 }
 
 type escAlert struct {
+	repeat               int
 	at                   int64 // seconds after the first problem alert
 	contact, medium, typ string
 	step                 int // 0: not an escalation alert
@@ -63,17 +64,28 @@ type escAlert struct {
 }
 
 func (a escAlert) String() string {
-	return fmt.Sprintf("+%dm %s/%s %s step %d", a.at/escMin, a.contact, a.medium, a.typ, a.step)
+	s := fmt.Sprintf("+%dm %s/%s %s step %d", a.at/escMin, a.contact, a.medium, a.typ, a.step)
+	if a.repeat > 0 {
+		s += fmt.Sprintf(" repeat %d", a.repeat)
+	}
+	return s
 }
 
 // replayEscalation imports the example contacts and policy into a fresh Redis and replays lines.
 func replayEscalation(t *testing.T, lines []string) ([]escAlert, *testredis.DB) {
 	t.Helper()
+	root, _ := filepath.Abs("../..")
+	return replayEscalationWith(t, filepath.Join(root, "examples", "escalation", "policies.json"), lines)
+}
+
+// replayEscalationWith imports the example contacts and the policies file, then replays lines.
+func replayEscalationWith(t *testing.T, policies string, lines []string) ([]escAlert, *testredis.DB) {
+	t.Helper()
 	db := testredis.New(t)
 	env := []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_LOG_LEVEL=warn"}
 	root, _ := filepath.Abs("../..")
-	for _, imp := range [][]string{{"contacts", "contacts.json"}, {"escalations", "policies.json"}} {
-		if _, errOut, code := flapjack(t, env, "", "import", imp[0], "-f", filepath.Join(root, "examples", "escalation", imp[1])); code != 0 {
+	for _, imp := range [][]string{{"contacts", filepath.Join(root, "examples", "escalation", "contacts.json")}, {"escalations", policies}} {
+		if _, errOut, code := flapjack(t, env, "", "import", imp[0], "-f", imp[1]); code != 0 {
 			t.Fatalf("import %s: exit %d: %s", imp[0], code, errOut)
 		}
 	}
@@ -95,7 +107,7 @@ func replayEscalation(t *testing.T, lines []string) ([]escAlert, *testredis.DB) 
 		ea := escAlert{at: int64(at) - escFail, contact: a.ContactID, medium: a.Media, typ: a.NotificationType,
 			text: gateways.SMSText(gateways.NewMessage(a, time.UTC))}
 		if a.Escalation != nil {
-			ea.step = a.Escalation.Step
+			ea.step, ea.repeat = a.Escalation.Step, a.Escalation.Repeat
 		}
 		alerts = append(alerts, ea)
 	}
@@ -290,5 +302,50 @@ func TestStatusListsEscalationsInProgress(t *testing.T) {
 	text, _, _ := flapjack(t, env, "", "status")
 	if !strings.Contains(text, "escalations in progress  1") || !regexp.MustCompile(`web-01:HTTP\s+web-oncall\s+2 of 3\s+.*step 3 due now\s+ada, bob`).MatchString(text) {
 		t.Errorf("status shows no escalation line:\n%s", text)
+	}
+}
+
+// TestEscalationRepeatsTheLastStepUntilHandled: with "repeat": "20 minutes" the last step pages
+// again every 20 minutes (longer than Bob's 15-minute interval, which applies to repeats as to
+// any alert) until the acknowledgement.
+func TestEscalationRepeatsTheLastStepUntilHandled(t *testing.T) {
+	t.Parallel()
+	policies := filepath.Join(t.TempDir(), "policies.json")
+	if err := os.WriteFile(policies, []byte(`[{"id":"web-oncall","entities":["web-01"],"repeat":"20 minutes",
+		"steps":[{"delay":"0 minutes","contacts":["ada"]},{"delay":"15 minutes","contacts":["bob"]}]}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := append(escFailing(), criticalEvery(0, 60*escMin)...)
+	lines = append(lines, fmt.Sprintf(`{"entity":"web-01","check":"HTTP","type":"action","state":"acknowledgement","time":%d,"summary":"bob: on it","duration":14400}`, escFail+61*escMin))
+	lines = append(lines, criticalEvery(61*escMin, 90*escMin)...)
+	alerts, _ := replayEscalationWith(t, policies, lines)
+	wantAlerts(t, alerts,
+		"+0m ada/sms problem step 1",
+		"+15m bob/sms problem step 2",
+		"+35m bob/sms problem step 2 repeat 1",
+		"+55m bob/sms problem step 2 repeat 2",
+		"+61m ada/sms acknowledgement step 0",
+		"+61m bob/sms acknowledgement step 0")
+	if want := "Escalation (step 2 of 2, repeat 1, nobody acknowledged for 35 minutes): Problem: 'HTTP' on web-01"; !strings.HasPrefix(alerts[2].text, want) {
+		t.Errorf("repeat reads %q, want it to start %q", alerts[2].text, want)
+	}
+}
+
+// TestEscalationOnlyForItsSeverities: the example policy escalates critical problems only; a
+// warning is routed as usual (here: to nobody) and starts no ladder.
+func TestEscalationOnlyForItsSeverities(t *testing.T) {
+	t.Parallel()
+	lines := []string{
+		fmt.Sprintf(`{"entity":"web-01","check":"HTTP","type":"service","state":"ok","time":%d,"summary":"HTTP 200"}`, escT0),
+		escEvent(-30, schema.StateWarning), escEvent(0, schema.StateWarning),
+	}
+	for at := 5 * escMin; at <= 60*escMin; at += 5 * escMin {
+		lines = append(lines, escEvent(at, schema.StateWarning))
+	}
+	alerts, db := replayEscalation(t, lines)
+	wantAlerts(t, alerts)
+	n, _ := redis.Int(db.Do(t, "EXISTS", schema.NewKeys("").EscalationLadder("web-oncall", "web-01:HTTP")), nil)
+	if n != 0 {
+		t.Error("a warning started a ladder of a critical-only policy")
 	}
 }
