@@ -127,9 +127,13 @@ func ParsePolicy(index int, raw json.RawMessage) (model.EscalationPolicy, []Prob
 		p.Steps = append(p.Steps, model.EscalationStep{Delay: c.duration(so["delay"], field+".delay"),
 			Contacts: c.idents(so["contacts"], field+".contacts"), Media: c.strings(so["media"], field+".media")})
 	})
-	if c.ok() {
-		if err := model.ValidateEscalationPolicy(p); err != nil {
-			for _, f := range err.(*model.ValidationError).Errors {
+	if err := model.ValidateEscalationPolicy(p); err != nil {
+		reported := map[string]bool{}
+		for _, pr := range c.problems {
+			reported[pr.Field] = true
+		}
+		for _, f := range err.(*model.ValidationError).Errors {
+			if !reported[f.Field] { // a value that could not be read is reported once
 				c.fail(f.Field, "%s", f.Reason)
 			}
 		}

@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -280,22 +279,6 @@ func DecodeEscalationPolicies(m map[string]string) ([]EscalationPolicy, []error)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, problems
-}
-
-// EscalationPolicy reads one policy; found is false when there is none.
-func ReadEscalationPolicy(conn redis.Conn, keys schema.Keys, id string) (p EscalationPolicy, found bool, err error) {
-	raw, err := redis.String(conn.Do("HGET", keys.EscalationPolicies(), id))
-	if errors.Is(err, redis.ErrNil) {
-		return p, false, nil
-	}
-	if err != nil {
-		return p, false, fmt.Errorf("read escalation policy %s: %w", id, err)
-	}
-	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		return p, false, fmt.Errorf("escalation policy %s: %w", id, err)
-	}
-	p.ID = id
-	return p, true, nil
 }
 
 // Ladder is one policy's escalation of one check (schema.Keys.EscalationLadder).

@@ -349,3 +349,43 @@ func TestEscalationOnlyForItsSeverities(t *testing.T) {
 		t.Error("a warning started a ladder of a critical-only policy")
 	}
 }
+
+// TestImportEscalationsReportsEveryProblem: a file with bad records writes nothing and names each
+// problem with its record, field and reason.
+func TestImportEscalationsReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	env := []string{"FLAPJACK_REDIS_URL=" + db.URL()}
+	root, _ := filepath.Abs("../..")
+	if _, errOut, code := flapjack(t, env, "", "import", "contacts", "-f", filepath.Join(root, "examples", "escalation", "contacts.json")); code != 0 {
+		t.Fatalf("import contacts: %d %s", code, errOut)
+	}
+	bad := `[{"id":"ok","steps":[{"delay":"0 minutes","contacts":["ada"]}]},
+		{"id":"has:colon","steps":[{"delay":"soon","contacts":["ghost"]},{"delay":"-5","contacts":[]}],"severities":["ok"],"colour":"red"},
+		{"id":"late","steps":[{"delay":"15 minutes","contacts":["ghost"]},{"delay":"5 minutes","contacts":["bob"]}]}]`
+	_, errOut, code := flapjack(t, env, bad, "import", "escalations", "-f", "-")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, errOut)
+	}
+	for _, want := range []string{
+		`record 1 (id "has:colon"): colour: unknown field`,
+		`record 1 (id "has:colon"): steps[0].delay: cannot read duration "soon"`,
+		`record 1 (id "has:colon"): steps[1].delay: duration "-5" is out of range`,
+		`record 1 (id "has:colon"): id: must be letters, digits, '.', '_' or '-'`,
+		`record 1 (id "has:colon"): severities[0]: "ok" is not critical, warning or unknown`,
+		`record 1 (id "has:colon"): steps[1].contacts: needs at least one contact`,
+		`record 2 (id "late"): steps[1].delay: must not be shorter than the previous step's`,
+		"nothing written",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("import says\n%s\nwithout %q", errOut, want)
+		}
+	}
+	if n, _ := redis.Int(db.Do(t, "HLEN", schema.NewKeys("").EscalationPolicies()), nil); n != 0 {
+		t.Errorf("%d policies written from a bad file", n)
+	}
+	out, errOut, code := flapjack(t, env, bad, "import", "escalations", "-f", "-", "--partial")
+	if code != 0 || !strings.Contains(out, "imported 1 escalations (2 skipped") {
+		t.Errorf("--partial: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
