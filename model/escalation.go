@@ -324,6 +324,11 @@ func DecodeLadder(policyID, checkID string, m map[string]string) Ladder {
 
 // LadderFields are the hash fields of l, for writing it whole.
 func LadderFields(l Ladder) []any {
+	return append(LadderProgressFields(l), "started_at", l.StartedAt, "notification", l.Notification)
+}
+
+// LadderProgressFields are the fields a tick changes: all but started_at and notification.
+func LadderProgressFields(l Ladder) []any {
 	alerted, _ := json.Marshal(l.Alerted)
 	if l.Alerted == nil {
 		alerted = []byte("[]")
@@ -332,9 +337,8 @@ func LadderFields(l Ladder) []any {
 	if l.Told {
 		told = "1"
 	}
-	return []any{"revision", l.Revision, "started_at", l.StartedAt, "fired", l.Fired, "repeats", l.Repeats,
-		"next_due", l.NextDue, "alerted", string(alerted), "notification", l.Notification,
-		"stopped_at", l.StoppedAt, "stopped_reason", l.StoppedReason, "told", told}
+	return []any{"revision", l.Revision, "fired", l.Fired, "repeats", l.Repeats, "next_due", l.NextDue,
+		"alerted", string(alerted), "stopped_at", l.StoppedAt, "stopped_reason", l.StoppedReason, "told", told}
 }
 
 // DueScore is the due set's score of a ladder: its next step's time, or +inf for a ladder in

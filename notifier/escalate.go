@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -45,10 +46,7 @@ func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, ent
 	if len(raw) == 0 && len(ids) == 0 {
 		return nil, nil
 	}
-	policies, problems := model.DecodeEscalationPolicies(raw)
-	for _, p := range problems {
-		nt.log.Error("escalation policy skipped", zap.Error(p))
-	}
+	policies := nt.policies.decode(raw, nt.log)
 	e := &escalations{ladders: map[string]model.Ladder{}}
 	for _, p := range policies {
 		if nt.policyMatches(p, n, entity, check) {
@@ -190,18 +188,76 @@ func nextDue(pol model.EscalationPolicy, l model.Ladder) int64 {
 // writeLadder writes l whole, guarded by the revision read, and files it in the due set: by its
 // next step while in progress, not at all once stopped.
 func (nt *Notifier) writeLadder(p *plan, l model.Ladder, inProgress bool) {
+	nt.writeLadderFields(p, l, inProgress, model.LadderFields)
+	p.record.Ops.SAdd(nt.keys.CheckEscalations(l.CheckID), l.PolicyID)
+}
+
+// moveLadder is writeLadder for a tick, which changes neither the start nor the notification.
+func (nt *Notifier) moveLadder(p *plan, l model.Ladder, inProgress bool) {
+	nt.writeLadderFields(p, l, inProgress, model.LadderProgressFields)
+}
+
+func (nt *Notifier) writeLadderFields(p *plan, l model.Ladder, inProgress bool, fields func(model.Ladder) []any) {
 	ops := &p.record.Ops
 	key := nt.keys.EscalationLadder(l.PolicyID, l.CheckID)
 	p.record.Guards = append(p.record.Guards, model.Guard{Key: key, Revision: l.Revision})
 	l.Revision++
-	ops.HSet(key, model.LadderFields(l)...)
+	ops.HSet(key, fields(l)...)
 	member := schema.EscalationMember(l.PolicyID, l.CheckID)
 	if inProgress && l.Active() {
 		ops.ZAdd(nt.keys.EscalationsDue(), model.DueScore(l), member)
 	} else {
 		ops.ZRem(nt.keys.EscalationsDue(), member)
 	}
-	ops.SAdd(nt.keys.CheckEscalations(l.CheckID), l.PolicyID)
+}
+
+// policyCache keeps decoded policies by their stored JSON, so routing and ticks decode a policy
+// once per change rather than once per notification.
+type policyCache struct {
+	mu     sync.Mutex
+	byID   map[string]cachedPolicy
+	sorted []model.EscalationPolicy
+}
+
+type cachedPolicy struct {
+	raw    string
+	policy model.EscalationPolicy
+	ok     bool
+}
+
+// decode returns the policies of the escalation_policies hash, sorted by id; a value that
+// cannot be read is logged (once per change) and left out.
+func (c *policyCache) decode(raw map[string]string, log *zap.Logger) []model.EscalationPolicy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	changed := len(raw) != len(c.byID)
+	next := make(map[string]cachedPolicy, len(raw))
+	for id, v := range raw {
+		if old, ok := c.byID[id]; ok && old.raw == v {
+			next[id] = old
+			continue
+		}
+		changed = true
+		ps, problems := model.DecodeEscalationPolicies(map[string]string{id: v})
+		for _, p := range problems {
+			log.Error("escalation policy skipped", zap.Error(p))
+		}
+		cp := cachedPolicy{raw: v, ok: len(ps) == 1}
+		if cp.ok {
+			cp.policy = ps[0]
+		}
+		next[id] = cp
+	}
+	if changed {
+		c.sorted = c.sorted[:0:0]
+		for _, id := range sortedKeys(next) {
+			if next[id].ok {
+				c.sorted = append(c.sorted, next[id].policy)
+			}
+		}
+	}
+	c.byID = next
+	return c.sorted
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -82,6 +82,7 @@ type Notifier struct {
 	registry *queue.Registry
 	zones    *zoneCache
 	nextTick time.Time // when the run loop next fires due escalation steps
+	policies policyCache
 }
 
 // New builds a notifier.

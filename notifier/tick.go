@@ -137,7 +137,7 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 	if err != nil {
 		return nil, fmt.Errorf("read escalation policies: %w", err)
 	}
-	policies, _ := model.DecodeEscalationPolicies(raw)
+	policies := nt.policies.decode(raw, nt.log)
 	byID := make(map[string]model.EscalationPolicy, len(policies))
 	for _, p := range policies {
 		byID[p.ID] = p
@@ -232,7 +232,7 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
 	l, p := d.ladder, d.p
 	l.StoppedAt, l.StoppedReason, l.NextDue = now.Unix(), reason, 0
-	nt.writeLadder(p, l, false)
+	nt.moveLadder(p, l, false)
 	p.escStopped = append(p.escStopped, reason)
 	p.verdict = "escalation_stopped"
 	step := l.Fired + 1
@@ -289,7 +289,7 @@ func (nt *Notifier) planFire(d *due, now time.Time) {
 		}
 	}
 	l.NextDue = nextDue(pol, l)
-	nt.writeLadder(p, l, true)
+	nt.moveLadder(p, l, true)
 	p.escFired = idx + 1
 	p.reason = fmt.Sprintf("escalation %s step %d of %d fired: nobody acknowledged for %s", l.PolicyID, idx+1,
 		len(pol.Steps), humantime.Words(time.Duration(now.Unix()-l.StartedAt)*time.Second))
