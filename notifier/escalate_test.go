@@ -204,3 +204,29 @@ func TestEscalationStepsFireOnceThroughACrashAndConcurrentNotifiers(t *testing.T
 		t.Errorf("%d ladders still have a step due", n)
 	}
 }
+
+// TestABadLadderDoesNotWedgeTheTick: a ladder whose stored notification cannot be read (written
+// by another tool) leaves the due set with an error logged; the other ladders fire.
+func TestABadLadderDoesNotWedgeTheTick(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	a := w.notifier(1)
+	for {
+		res, err := a.ProcessNextResult(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finished == 0 {
+			break
+		}
+	}
+	w.db.Do(t, "HSET", w.keys.EscalationLadder("oncall", "web-0:HTTP"), "notification", "{not json")
+	res, err := a.Escalate(ctx)
+	if err != nil || len(res.Alerts) != escalationChecks-1 {
+		t.Fatalf("fired %d alerts (%v), want %d", len(res.Alerts), err, escalationChecks-1)
+	}
+	if n, _ := redis.Int(w.db.Do(t, "ZSCORE", w.keys.EscalationsDue(), "oncall:web-0:HTTP"), nil); n != 0 {
+		t.Errorf("the bad ladder is still due (%d)", n)
+	}
+}

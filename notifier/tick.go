@@ -148,11 +148,13 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 	}
 	var dues []*due
 	var checks []model.CheckRef
+	drop := func(l model.Ladder) { // guarded, so a fresh start survives
+		t.record.Guards = append(t.record.Guards, model.Guard{Key: nt.keys.EscalationLadder(l.PolicyID, l.CheckID), Revision: l.Revision})
+		t.record.Ops.ZRem(nt.keys.EscalationsDue(), schema.EscalationMember(l.PolicyID, l.CheckID))
+	}
 	for _, l := range ladders {
 		if !l.Active() {
-			// stale member (a stop raced the due set): drop it, guarded so a fresh start survives
-			t.record.Guards = append(t.record.Guards, model.Guard{Key: nt.keys.EscalationLadder(l.PolicyID, l.CheckID), Revision: l.Revision})
-			t.record.Ops.ZRem(nt.keys.EscalationsDue(), schema.EscalationMember(l.PolicyID, l.CheckID))
+			drop(l) // stale member: a stop raced the due set
 			continue
 		}
 		if l.NextDue == 0 || l.NextDue > now.Unix() {
@@ -160,7 +162,11 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 		}
 		d := &due{ladder: l, p: &plan{verdict: "escalation"}}
 		if d.n, err = schema.ParseNotification([]byte(l.Notification)); err != nil {
-			return nil, fmt.Errorf("escalation %s of %s: its notification: %w", l.PolicyID, l.CheckID, err)
+			// written by someone else: never let one bad ladder wedge every tick
+			nt.log.Error("escalation ladder's notification cannot be read; it leaves the due set (the ladder is kept)",
+				zap.String("policy", l.PolicyID), zap.String("check", l.CheckID), zap.Error(err))
+			drop(l)
+			continue
 		}
 		d.policy, d.found = byID[l.PolicyID]
 		d.p.notification = &d.n
