@@ -1,7 +1,9 @@
 // Package notifier owns routing: it claims notifications from `notifications`, finds the
 // contacts interested in the check, applies each contact's rules (entities, tags, regexes,
 // per-severity media and blackholes, time restrictions in the contact's timezone), intervals
-// and rollup, and pushes one alert per contact and medium onto that medium's queue.
+// and rollup, and pushes one alert per contact and medium onto that medium's queue. It also runs
+// escalation policies: problem notifications start ladders, recoveries and acknowledgements stop
+// them, and a tick fires the steps that fall due (escalate.go, tick.go).
 //
 // Decisions read the contacts' alert state and are written with it in one atomic step, guarded
 // by each contact's revision: concurrent notifiers never both page for the same thing, and the
