@@ -21,7 +21,7 @@ import (
 // of them is SIGKILLed again and again in the middle of its ticks, i.e. between deciding a
 // step and writing it, and restarted. Every step of every check is alerted exactly once.
 func TestEscalationStepsOnceThroughNotifierKills(t *testing.T) {
-	const checks = 300
+	const checks = 1500 // three writes of 500 steps per due time
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 25))
 	srv := testredis.StartServer(t)
@@ -52,27 +52,36 @@ func TestEscalationStepsOnceThroughNotifierKills(t *testing.T) {
 	now := time.Now().Unix()
 	for i := range checks {
 		for _, state := range []string{"ok", "critical"} {
-			raw := fmt.Sprintf(`{"entity":"app-%03d","check":"load","type":"service","state":%q,"time":%d}`, i, state, now)
+			raw := fmt.Sprintf(`{"entity":"app-%04d","check":"load","type":"service","state":%q,"time":%d}`, i, state, now)
 			if _, err := pub.PublishRaw(ctx, []byte(raw)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 
-	// kill the second notifier at random moments; count the kills that landed while steps were
-	// due and this process had been firing them
+	// Kill the second notifier at random moments, and whenever it has just written a batch of
+	// steps while more are due (a tick takes at most 500 ladders per write, so it is then
+	// deciding the next batch): a kill between claim and send.
 	midTick := 0
-	deadline := time.Now().Add(7 * time.Second)
+	deadline := time.Now().Add(8 * time.Second)
+	nextRandom := time.Now().Add(time.Duration(200+rng.IntN(600)) * time.Millisecond)
+	seen := 0
 	for time.Now().Before(deadline) {
-		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
+		time.Sleep(time.Millisecond)
 		p := killed.current()
-		due, _ := redis.Int(db.Do(t, "ZCOUNT", keys.EscalationsDue(), "-inf", time.Now().Unix()), nil)
 		fired := strings.Count(p.Text(true), "escalation step fired")
+		due, _ := redis.Int(db.Do(t, "ZCOUNT", keys.EscalationsDue(), "-inf", time.Now().Unix()), nil)
+		busy := fired > seen && due > 0
+		seen = fired
+		if !busy && time.Now().Before(nextRandom) {
+			continue
+		}
 		p.Kill()
-		if due > 0 && fired > 0 {
+		if busy {
 			midTick++
 		}
 		killed.start().WaitLine(t, 15*time.Second, "stage started")
+		seen, nextRandom = 0, time.Now().Add(time.Duration(200+rng.IntN(600))*time.Millisecond)
 	}
 	if midTick == 0 {
 		t.Fatal("no kill landed while the killed notifier was firing due steps")
@@ -89,7 +98,7 @@ func TestEscalationStepsOnceThroughNotifierKills(t *testing.T) {
 	got = escalationAlerts(t, db, keys)
 	for i := range checks {
 		for step, who := range []string{"ada", "bob", "carol"} {
-			k := fmt.Sprintf("app-%03d:load %s %d", i, who, step+1)
+			k := fmt.Sprintf("app-%04d:load %s %d", i, who, step+1)
 			if got[k] != 1 {
 				t.Errorf("%s: %d alerts, want 1", k, got[k])
 			}
