@@ -177,8 +177,14 @@ func (r *runner) drainNotifications(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("notifier: %w", err)
 		}
-		if err := r.write(res.Alerts); err != nil {
-			return err
+		for _, a := range res.Alerts {
+			b, err := json.Marshal(a)
+			if err != nil {
+				return err
+			}
+			r.out.Write(b)
+			r.out.WriteByte('\n')
+			r.alerts++
 		}
 		if res.Finished == 0 {
 			return r.out.Flush()
