@@ -117,6 +117,9 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) (Summary, 
 			}
 		}
 		last = at
+		if err := r.escalate(ctx, at, false); err != nil {
+			return sum, &LineError{Line: line, Err: err}
+		}
 		clk.Set(time.Unix(at, 0))
 		switch {
 		case isAction:
@@ -131,6 +134,9 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) (Summary, 
 		default:
 			sum.Events++
 			err = r.event(ctx, text)
+		}
+		if err == nil {
+			err = r.escalate(ctx, at, true)
 		}
 		if err != nil {
 			return sum, &LineError{Line: line, Err: err}
@@ -262,6 +268,46 @@ func (r *runner) drainNotifications(ctx context.Context) error {
 			return r.out.Flush()
 		}
 	}
+}
+
+// escalate fires the escalation steps due up to until (before it, or also at it when inclusive),
+// each at its own due time: the clock stops at every due time on its way, so a step due at +15
+// minutes fires at +15 minutes even when the next line is an hour later.
+func (r *runner) escalate(ctx context.Context, until int64, inclusive bool) error {
+	for range 100000 {
+		next, found, err := r.n.NextEscalationDue(ctx)
+		if err != nil {
+			return fmt.Errorf("escalation: %w", err)
+		}
+		if !found || next.Unix() > until || (!inclusive && next.Unix() == until) {
+			return nil
+		}
+		if next.After(r.clk.Now()) {
+			r.clk.Set(next)
+		}
+		res, err := r.n.Escalate(ctx)
+		if err != nil {
+			return fmt.Errorf("escalation: %w", err)
+		}
+		if err := r.write(res.Alerts); err != nil {
+			return err
+		}
+	}
+	return errors.New("escalation: steps keep falling due without end")
+}
+
+// write prints alerts, one JSON line each.
+func (r *runner) write(alerts []schema.Alert) error {
+	for _, a := range alerts {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		r.out.Write(b)
+		r.out.WriteByte('\n')
+		r.alerts++
+	}
+	return nil
 }
 
 // action is an admin action line.
