@@ -63,6 +63,9 @@ type Message struct {
 	Duration string
 	// AckHint is how to acknowledge from the medium ("ACKID 8f4a2b1c"); empty when none applies.
 	AckHint string
+	// Escalation names the escalation step of an escalation alert ("Escalation (step 2 of 3,
+	// nobody acknowledged for 15 minutes)"), "" for other alerts; TypeWords starts with it.
+	Escalation string
 	// Rollup lists the rolled-up checks, longest failing last (rollup alerts only).
 	Rollup []RollupLine
 	// Text is the built-in one-line text (gateways.AlertText).
@@ -101,6 +104,9 @@ func NewMessage(a schema.Alert, loc *time.Location) Message {
 	ackOrTest := a.NotificationType == schema.NotificationAcknowledgement || a.NotificationType == schema.NotificationTest
 	if hash := schema.Deref(a.EventHash); hash != "" && !ackOrTest && a.State != schema.StateOK {
 		m.AckHint = "ACKID " + hash
+	}
+	if a.Escalation != nil {
+		m.Escalation = EscalationWords(*a.Escalation)
 	}
 	for id, r := range a.RollupAlerts {
 		m.Rollup = append(m.Rollup, RollupLine{Check: id, State: r.State, StateWords: StateWords(r.State), Summary: r.Summary,

@@ -19,7 +19,23 @@ func TypeWords(a schema.Alert) string {
 	case "rollup_recovery":
 		return "Problem summaries finishing"
 	}
+	if a.Escalation != nil {
+		return EscalationWords(*a.Escalation) + ": " + capitalise(a.NotificationType)
+	}
 	return capitalise(a.NotificationType)
+}
+
+// EscalationWords names an escalation step: "Escalation (step 2 of 3, nobody acknowledged for
+// 15 minutes)". Every medium's text starts with it (it is part of TypeWords).
+func EscalationWords(e schema.AlertEscalation) string {
+	s := fmt.Sprintf("Escalation (step %d of %d", e.Step, e.Steps)
+	if e.Repeat > 0 {
+		s += fmt.Sprintf(", repeat %d", e.Repeat)
+	}
+	if e.UnacknowledgedFor > 0 {
+		s += ", nobody acknowledged for " + humantime.Words(time.Duration(e.UnacknowledgedFor)*time.Second)
+	}
+	return s + ")"
 }
 
 // StateWords is how a state reads: "OK", "Critical", "Test Notifications".

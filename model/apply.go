@@ -44,6 +44,12 @@ func (o *Ops) addSplit(cmd, key string, items []any, step int) {
 	}
 }
 
+// Append adds other's writes after o's.
+func (o *Ops) Append(other Ops) {
+	o.args = append(o.args, other.args...)
+	o.n += other.n
+}
+
 // Len is the number of writes.
 func (o *Ops) Len() int { return o.n }
 

@@ -77,8 +77,19 @@ func ExplainLines(e schema.ExplainEntry, loc *time.Location) []string {
 		return []string{fmt.Sprintf("%s  executive: %s: %s", at, what, s)}
 	}
 	head := fmt.Sprintf("%s  notifier: %s notification (%s): ", at, e.Type, e.Severity)
+	var escalation []string
+	if e.Reason != "" {
+		escalation = []string{"    " + e.Reason}
+	}
+	if e.Stage == schema.ExplainEscalation {
+		head = at + "  escalation: " + e.Reason + ". "
+		escalation = nil
+		if e.Verdict == "escalation_stopped" {
+			return []string{strings.TrimSpace(head)}
+		}
+	}
 	if e.Verdict == "no_contacts" || len(e.Contacts) == 0 {
-		return []string{head + "no contact is interested in this check; nothing was sent."}
+		return append([]string{head + "no contact is interested in this check; nothing was sent."}, escalation...)
 	}
 	sent := 0
 	for _, c := range e.Contacts {
@@ -88,7 +99,7 @@ func ExplainLines(e schema.ExplainEntry, loc *time.Location) []string {
 			}
 		}
 	}
-	lines := []string{head + fmt.Sprintf("%d contact(s) considered, %d alert(s) sent.", len(e.Contacts), sent)}
+	lines := append([]string{head + fmt.Sprintf("%d contact(s) considered, %d alert(s) sent.", len(e.Contacts), sent)}, escalation...)
 	for _, c := range e.Contacts {
 		who := c.ID
 		if c.Name != "" {

@@ -36,7 +36,7 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 		}
 		var rollup rollupDecision
 		why := "alerted"
-		if rolls(c) {
+		if rolls(c) && p.escalation == nil { // an escalation step is one person's page, never rolled up
 			rollup = decideRollup(c, n)
 			nt.writeRollup(ops, c, n, rollup, now, touched[cid])
 			if rollup.drop {
@@ -200,7 +200,7 @@ func buildAlert(p *plan, c *candidate, r rollupDecision, now time.Time) schema.A
 	n := p.notification
 	a := schema.Alert{
 		Media: c.medium, Address: c.address,
-		ID:               alertID(p.record.Item, c.contact.ID, c.medium, now),
+		ID:               alertID(p.idSource(), c.contact.ID, c.medium, now),
 		ContactID:        c.contact.ID,
 		ContactFirstName: schema.StringPtr(c.contact.FirstName),
 		ContactLastName:  schema.StringPtr(c.contact.LastName),
@@ -208,7 +208,7 @@ func buildAlert(p *plan, c *candidate, r rollupDecision, now time.Time) schema.A
 		Summary: n.Summary, Details: n.Details, Perfdata: n.Perfdata,
 		Time: n.Time, Duration: n.Duration,
 		LastState: n.LastState, LastSummary: n.LastSummary, StateDuration: n.StateDuration,
-		Tags: n.Tags, NotificationType: n.Type, EventCount: n.Count,
+		Tags: n.Tags, NotificationType: n.Type, EventCount: n.Count, Escalation: p.escalation,
 	}
 	if a.Tags == nil {
 		a.Tags = []string{}

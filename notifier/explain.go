@@ -70,7 +70,10 @@ func (nt *Notifier) recordExplain(p *plan, contacts []model.Contact, now time.Ti
 	}
 	n := p.notification
 	e := schema.ExplainEntry{Time: now.Unix(), Stage: schema.ExplainNotifier, Type: n.Type, State: n.State,
-		Severity: n.Severity, Verdict: p.verdict, Contacts: p.explain(contacts)}
+		Severity: n.Severity, Verdict: p.verdict, Contacts: p.explain(contacts), Reason: strings.Join(p.escalationNotes, "; ")}
+	if p.verdict == "escalation" || p.verdict == "escalation_stopped" {
+		e.Stage, e.Reason = schema.ExplainEscalation, p.reason
+	}
 	payload, _ := json.Marshal(e)
 	key := nt.keys.Explain(n.EventID)
 	p.record.Ops.LPush(key, payload)

@@ -19,6 +19,10 @@ type Metrics struct {
 	conflicts     prometheus.Counter
 	redisErrors   prometheus.Counter
 
+	escalationsStarted prometheus.Counter
+	escalationSteps    *prometheus.CounterVec
+	escalationsStopped *prometheus.CounterVec
+
 	processed atomic.Int64
 }
 
@@ -56,6 +60,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:        "Failed Redis operations, by stage.",
 			ConstLabels: prometheus.Labels{"stage": Stage},
 		}),
+		escalationsStarted: f.NewCounter(prometheus.CounterOpts{
+			Name: "flapjack_escalations_started_total",
+			Help: "Escalation ladders started or resumed by a problem notification.",
+		}),
+		escalationSteps: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "flapjack_escalation_steps_fired_total",
+			Help: "Escalation steps fired, by step number (repeats of the last step count as it).",
+		}, []string{"step"}),
+		escalationsStopped: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "flapjack_escalations_stopped_total",
+			Help: "Escalation ladders stopped, by reason (acknowledged, recovered, maintenance, disabled, severity, policy_removed).",
+		}, []string{"reason"}),
 	}
 	for _, t := range []string{schema.NotificationProblem, schema.NotificationRecovery, schema.NotificationAcknowledgement, schema.NotificationTest} {
 		for _, r := range []string{"routed", "no_contacts"} {

@@ -1,7 +1,9 @@
 // Package notifier owns routing: it claims notifications from `notifications`, finds the
 // contacts interested in the check, applies each contact's rules (entities, tags, regexes,
 // per-severity media and blackholes, time restrictions in the contact's timezone), intervals
-// and rollup, and pushes one alert per contact and medium onto that medium's queue.
+// and rollup, and pushes one alert per contact and medium onto that medium's queue. It also runs
+// escalation policies: problem notifications start ladders, recoveries and acknowledgements stop
+// them, and a tick fires the steps that fall due (escalate.go, tick.go).
 //
 // Decisions read the contacts' alert state and are written with it in one atomic step, guarded
 // by each contact's revision: concurrent notifiers never both page for the same thing, and the
@@ -81,6 +83,8 @@ type Notifier struct {
 	consumer *queue.Consumer
 	registry *queue.Registry
 	zones    *zoneCache
+	nextTick time.Time // when the run loop next fires due escalation steps
+	policies policyCache
 }
 
 // New builds a notifier.
@@ -133,8 +137,12 @@ func (nt *Notifier) Run(ctx context.Context, exitWhenEmpty bool) error {
 // Start implements queue.Worker.
 func (nt *Notifier) Start(context.Context) error { return nil }
 
-// ProcessNext claims a batch and routes it.
+// ProcessNext fires the escalation steps due (at most once per tickEvery), then claims a batch
+// and routes it.
 func (nt *Notifier) ProcessNext(ctx context.Context, wait time.Duration) (int, error) {
+	if err := nt.maybeEscalate(ctx); err != nil {
+		return 0, err
+	}
 	res, err := nt.ProcessNextResult(ctx, wait)
 	return res.Finished, err
 }
@@ -221,6 +229,24 @@ type plan struct {
 	skipped      []skip
 	sent         []skip              // why each alert went out, for explain
 	rules        map[string][]string // contact -> what its rules did, for explain
+
+	// escalation: set when the plan fires an escalation step (its alerts carry it)
+	escalation      *schema.AlertEscalation
+	idSeed          string   // what alert ids are derived from when there is no claimed item
+	reason          string   // the escalation decision, for explain
+	escalationNotes []string // ladders this notification started, resumed or stopped
+	escStarted      int
+	escStopped      []string        // reasons
+	escFired        int             // step number
+	rulesContacts   []model.Contact // an escalation step's contacts
+}
+
+// idSource is what alert ids derive from: the notification claimed, or the step fired.
+func (p *plan) idSource() string {
+	if p.idSeed != "" {
+		return p.idSeed
+	}
+	return p.record.Item
 }
 
 // skip records why a contact or medium got nothing, for logs.
@@ -248,6 +274,16 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 	if err != nil {
 		return nil, err
 	}
+	esc, err := nt.readEscalations(conn, &n, entity, check)
+	if err != nil {
+		return nil, fmt.Errorf("read escalations: %w", err)
+	}
+	if esc != nil && isRecoveryOrAck(&n) {
+		if contacts, err = nt.withAlerted(conn, contacts, esc); err != nil {
+			return nil, err
+		}
+	}
+	nt.planEscalations(p, esc, now)
 	if len(contacts) == 0 {
 		p.verdict = "no_contacts"
 		nt.recordExplain(p, nil, now)
@@ -330,10 +366,25 @@ func isRecoveryOrAck(n *schema.Notification) bool {
 // notifier's own suppressions end at the time kept in contact_alert_state; the documented
 // drop_alerts_for_contact keys count by existence only when set by someone else (manual hooks).
 func (nt *Notifier) readSuppression(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
-	type probe struct {
-		c   *candidate
-		key string
+	probes := nt.sendSuppression(conn, n, cands, now)
+	if len(probes) == 0 {
+		return nil
 	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("read interval keys: %w", err)
+	}
+	return receiveSuppression(conn, probes)
+}
+
+// probe is one EXISTS sent by sendSuppression.
+type probe struct {
+	c   *candidate
+	key string
+}
+
+// sendSuppression sends readSuppression's reads without flushing, so several notifications'
+// reads share a round trip (the escalation tick).
+func (nt *Notifier) sendSuppression(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) []probe {
 	var probes []probe
 	for _, c := range cands {
 		cid := c.contact.ID
@@ -358,12 +409,11 @@ func (nt *Notifier) readSuppression(conn redis.Conn, n *schema.Notification, can
 			probes = append(probes, probe{c, "rollup"})
 		}
 	}
-	if len(probes) == 0 {
-		return nil
-	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read interval keys: %w", err)
-	}
+	return probes
+}
+
+// receiveSuppression reads the replies of sendSuppression's probes.
+func receiveSuppression(conn redis.Conn, probes []probe) error {
 	for _, pr := range probes {
 		exists, err := redis.Bool(conn.Receive())
 		if err != nil {
@@ -389,8 +439,12 @@ func (nt *Notifier) observe(p *plan, took time.Duration) {
 	nt.m.notifications.WithLabelValues(typ, p.verdict).Inc()
 	nt.m.latency.Observe(took.Seconds())
 	nt.m.processed.Add(1)
+	nt.observeEscalation(p)
 	if p.notification == nil {
 		return
+	}
+	for _, note := range p.escalationNotes {
+		nt.log.Info(note, zap.String("check", p.notification.EventID))
 	}
 	for _, s := range p.skipped {
 		if ce := nt.log.Check(zap.DebugLevel, "no alert"); ce != nil {
@@ -401,6 +455,25 @@ func (nt *Notifier) observe(p *plan, took time.Duration) {
 	if p.verdict == "no_contacts" {
 		nt.log.Info("no contacts for check", zap.String("check", p.notification.EventID), zap.String("type", p.notification.Type))
 	}
+	nt.observeAlerts(p)
+}
+
+// observeEscalation counts the ladders a plan started, stopped and moved on.
+func (nt *Notifier) observeEscalation(p *plan) {
+	nt.m.escalationsStarted.Add(float64(p.escStarted))
+	for _, r := range p.escStopped {
+		nt.m.escalationsStopped.WithLabelValues(r).Inc()
+		if p.notification != nil {
+			nt.log.Info("escalation stopped", zap.String("check", p.notification.EventID), zap.String("reason", r))
+		}
+	}
+	if p.escFired > 0 {
+		nt.m.escalationSteps.WithLabelValues(strconv.Itoa(p.escFired)).Inc()
+	}
+}
+
+// observeAlerts counts and logs the alerts a plan queued.
+func (nt *Notifier) observeAlerts(p *plan) {
 	for _, a := range p.alerts {
 		rollup := schema.Deref(a.Rollup)
 		nt.m.alerts.WithLabelValues(a.Media, a.NotificationType, rollupLabel(rollup)).Inc()

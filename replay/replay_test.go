@@ -68,3 +68,51 @@ func TestSameSecondAcknowledgementsAndWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondBatchesAlertAsOneByOne: with SecondBatches (whatif's mode) the events of a second go
+// through the executive together, and a timeline of many checks alerts exactly as line by line.
+func TestSecondBatchesAlertAsOneByOne(t *testing.T) {
+	t.Parallel()
+	const t0 = 1767607200
+	var lines []string
+	for m := 0; m < 60; m++ {
+		for c := 0; c < 20; c++ {
+			state := "ok"
+			if (m+c*3)%30 < 8 {
+				state = "critical"
+			}
+			lines = append(lines, fmt.Sprintf(`{"time":%d,"entity":"h%d","check":"PING","type":"service","state":%q}`, t0+m*60, c, state))
+		}
+		if m == 20 {
+			lines = append(lines, fmt.Sprintf(`{"action":"scheduled_maintenance","time":%d,"entity":"h3","check":"PING","duration":600}`, t0+m*60))
+		}
+	}
+	var outs [2]bytes.Buffer
+	for i, batched := range []bool{false, true} {
+		db := testredis.New(t)
+		keys := schema.NewKeys("")
+		conn := db.Conn(t)
+		conn.Do("HSET", keys.Contact("ops"), "first_name", "Ops")
+		conn.Do("SADD", keys.AllContacts(), "ops")
+		conn.Do("HSET", keys.ContactMedia("ops"), "email", "ops@example.com")
+		conn.Do("SADD", keys.ContactsFor(schema.AllContactsID), "ops")
+		conn.Close()
+		ncfg := notifier.DefaultConfig()
+		ncfg.MediaQueues = map[string]string{"email": "email_notifications"}
+		sum, err := Run(context.Background(), Options{Pool: db.Pool, Keys: keys, Executive: executive.DefaultConfig(),
+			Notifier: ncfg, Identity: queue.Identity{Host: "replay-test", PID: 1}, SecondBatches: batched},
+			strings.NewReader(strings.Join(lines, "\n")), &outs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Events != 1200 || sum.Actions != 1 {
+			t.Fatalf("summary %+v", sum)
+		}
+	}
+	if outs[0].Len() == 0 || strings.Count(outs[0].String(), "\n") < 20 {
+		t.Fatalf("too few alerts to compare: %q", outs[0].String())
+	}
+	if outs[0].String() != outs[1].String() {
+		t.Errorf("batched alerts differ:\none by one:\n%s\nbatched:\n%s", outs[0].String(), outs[1].String())
+	}
+}

@@ -37,6 +37,8 @@ type Alert struct {
 	EventCount       int64                  `json:"event_count"`
 	RollupAlerts     map[string]RollupEntry `json:"rollup_alerts,omitempty"`
 	RollupThreshold  *int                   `json:"rollup_threshold,omitempty"`
+	// Escalation is set on the alerts of an escalation step (added by us).
+	Escalation *AlertEscalation `json:"escalation,omitempty"`
 }
 
 // RollupEntry describes one failing check inside a rollup alert.

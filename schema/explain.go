@@ -14,6 +14,10 @@ func (k Keys) Explain(id string) string { return k.key("explain", id) }
 const (
 	ExplainExecutive = "executive"
 	ExplainNotifier  = "notifier"
+	// ExplainEscalation entries are written by the escalation tick: a step fired (verdict
+	// "escalation", with the contacts like a notifier entry) or a ladder stopped
+	// ("escalation_stopped"); Reason says which and why.
+	ExplainEscalation = "escalation"
 )
 
 // ExplainEntry is one decision in an Explain list: an event the executive judged, or a

@@ -79,6 +79,10 @@ type Snapshot struct {
 	FailingTotal int64      `json:"failing_total"`
 	// Processes are the flapjack processes with the stages each runs.
 	Processes []Process `json:"processes"`
+	// Escalations are the escalation ladders in progress, soonest next step first (at most
+	// Options.FailingLimit), of EscalationsTotal.
+	Escalations      []Escalation `json:"escalations"`
+	EscalationsTotal int64        `json:"escalations_total"`
 }
 
 // WriteFailing prints the failing checks under the health summary (see WriteChecks).
@@ -123,6 +127,9 @@ func Read(conn redis.Conn, keys schema.Keys, o Options, now time.Time) (Snapshot
 			return s, err
 		}
 		s.FailingList, s.FailingTotal = list.Checks, list.Total
+		if s.Escalations, s.EscalationsTotal, err = ReadEscalations(conn, keys, o.FailingLimit); err != nil {
+			return s, err
+		}
 	}
 	return s, nil
 }

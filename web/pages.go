@@ -242,6 +242,7 @@ type checkData struct {
 	Explain              [][]string
 	AckDuration          string
 	MaintenanceStartHint string
+	Escalations          []escalationLine
 }
 
 type notificationLine struct {
@@ -327,7 +328,8 @@ func (s *server) check(w http.ResponseWriter, r *http.Request) error {
 		if d.Contacts, err = model.LoadContacts(conn, s.o.Keys, ids); err != nil {
 			return err
 		}
-		return nil
+		d.Escalations, err = checkEscalations(conn, s.o.Keys, ref.ID(), now)
+		return err
 	})
 	if err != nil {
 		return err
@@ -391,6 +393,7 @@ type contactData struct {
 	model.StoredContact
 	Rules    []model.Rule
 	Entities []string // names
+	Policies []policyLine
 }
 
 func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
@@ -418,7 +421,8 @@ func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		sort.Strings(d.Entities)
-		return nil
+		d.Policies, err = contactPolicies(conn, s.o.Keys, id)
+		return err
 	})
 	if err != nil {
 		var nf *model.NotFoundError

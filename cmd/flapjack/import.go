@@ -37,6 +37,7 @@ what was stored for its id.`,
 			sub("contacts", "import contacts", importer.Contacts),
 			sub("entities", "import entities (id, name, contacts, tags)", importer.Entities),
 			sub("rules", "import notification rules of existing contacts (each needs id and contact_id); adds or replaces rules, deletes none", importer.Rules),
+			sub("escalations", "import escalation policies (id, matching as notification rules, steps of delay and contacts, repeat, severities); adds or replaces policies, deletes none", importer.Escalations),
 		},
 	}
 }

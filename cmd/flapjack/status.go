@@ -108,7 +108,10 @@ func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems []s
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return s.WriteFailing(out)
+	if err := s.WriteFailing(out); err != nil {
+		return err
+	}
+	return s.WriteEscalations(out)
 }
 
 func liveness(stale bool) string {

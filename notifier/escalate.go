@@ -1,0 +1,270 @@
+package notifier
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Escalation, on the routing side: a problem notification of a check matched by a policy starts
+// (or resumes) that policy's ladder; a recovery or acknowledgement stops the check's ladders and
+// is routed to the contacts they alerted as well as to the check's own contacts. The steps
+// themselves fire from the due set (tick.go). Every ladder write joins the routing record of the
+// notification, guarded by the ladder's revision, so it is applied exactly once with it.
+
+// escalations is what routing one notification needs to know about the check's ladders.
+type escalations struct {
+	matched []model.EscalationPolicy // policies whose criteria match the check
+	ladders map[string]model.Ladder  // by policy id: the check's ladders, and one per matched policy
+}
+
+// readEscalations reads the policies and the check's ladders (two round trips); nil for
+// notifications that neither start nor stop a ladder.
+func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, entity, check string) (*escalations, error) {
+	if n.Type != schema.NotificationProblem && !isRecoveryOrAck(n) {
+		return nil, nil
+	}
+	conn.Send("HGETALL", nt.keys.EscalationPolicies())
+	conn.Send("SMEMBERS", nt.keys.CheckEscalations(n.EventID))
+	if err := conn.Flush(); err != nil {
+		return nil, err
+	}
+	raw, err := redis.StringMap(conn.Receive())
+	if err != nil {
+		return nil, err
+	}
+	ids, err := redis.Strings(conn.Receive())
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 && len(ids) == 0 {
+		return nil, nil
+	}
+	policies := nt.policies.decode(raw, nt.log)
+	e := &escalations{ladders: map[string]model.Ladder{}}
+	for _, p := range policies {
+		if nt.policyMatches(p, n, entity, check) {
+			e.matched = append(e.matched, p)
+			ids = append(ids, p.ID)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	refs := make([][2]string, len(ids))
+	for i, id := range ids {
+		refs[i] = [2]string{id, n.EventID}
+	}
+	ls, err := model.ReadLadders(conn, nt.keys, refs)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range ls {
+		e.ladders[l.PolicyID] = l
+	}
+	return e, nil
+}
+
+// policyMatches applies a notification rule's criteria (the router's own matching) and the
+// policy's check names.
+func (nt *Notifier) policyMatches(p model.EscalationPolicy, n *schema.Notification, entity, check string) bool {
+	if len(p.Checks) > 0 && !slices.Contains(p.Checks, check) {
+		return false
+	}
+	rule := model.Rule{ID: "escalation policy " + p.ID, Entities: p.Entities, RegexEntities: p.RegexEntities,
+		Tags: p.Tags, RegexTags: p.RegexTags}
+	ok, _, problem := nt.router.matches(&rule, n, entity)
+	if problem != "" {
+		nt.log.Error("escalation policy skipped", zap.String("policy", p.ID), zap.String("problem", problem))
+	}
+	return ok
+}
+
+// telling lists the ladders whose alerted contacts hear of this recovery or acknowledgement: those
+// in progress, and those a tick stopped (it saw the check handled) before this notification came.
+func (e *escalations) telling() []model.Ladder {
+	var out []model.Ladder
+	for _, id := range sortedKeys(e.ladders) {
+		l := e.ladders[id]
+		if l.Exists && !l.Told && len(l.Alerted) > 0 || l.Active() {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// withAlerted adds to a recovery's or acknowledgement's contacts those the check's ladders
+// alerted: they are told as recoveries tell, through their own rules.
+func (nt *Notifier) withAlerted(conn redis.Conn, contacts []model.Contact, e *escalations) ([]model.Contact, error) {
+	have := map[string]bool{}
+	for _, c := range contacts {
+		have[c.ID] = true
+	}
+	var extra []string
+	for _, l := range e.telling() {
+		for _, id := range l.Alerted {
+			if !have[id] {
+				have[id] = true
+				extra = append(extra, id)
+			}
+		}
+	}
+	if len(extra) == 0 {
+		return contacts, nil
+	}
+	more, err := model.LoadContacts(conn, nt.keys, extra)
+	if err != nil {
+		return nil, err
+	}
+	return append(contacts, more...), nil
+}
+
+// planEscalations adds the ladder writes of a routed notification to its record.
+func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
+	if e == nil {
+		return
+	}
+	n := p.notification
+	if isRecoveryOrAck(n) {
+		reason := model.StopRecovered
+		if n.Type == schema.NotificationAcknowledgement {
+			reason = model.StopAcknowledged
+		}
+		for _, l := range e.telling() {
+			if l.Active() {
+				l.StoppedAt, l.StoppedReason, l.NextDue = now.Unix(), reason, 0
+				p.escStopped = append(p.escStopped, reason)
+				p.escalationNotes = append(p.escalationNotes, "escalation "+l.PolicyID+" stopped: "+reason)
+			}
+			l.Told = true
+			nt.writeLadder(p, l, false)
+		}
+		return
+	}
+	for _, pol := range e.matched {
+		if !pol.Escalates(n.Severity) {
+			continue
+		}
+		l := e.ladders[pol.ID]
+		switch {
+		case !l.Exists || (!l.Active() && now.Unix()-l.StoppedAt > pol.RestartWindow()):
+			rev := l.Revision
+			l = model.Ladder{PolicyID: pol.ID, CheckID: n.EventID, Exists: true, Revision: rev,
+				StartedAt: now.Unix(), NextDue: now.Unix() + pol.Steps[0].Delay}
+			p.escStarted++
+			p.escalationNotes = append(p.escalationNotes, "escalation "+pol.ID+" started: step 1 due at "+
+				time.Unix(l.NextDue, 0).UTC().Format(time.RFC3339))
+		case !l.Active():
+			l.StoppedAt, l.StoppedReason, l.Told = 0, "", false
+			l.NextDue = 0
+			if due := nextDue(pol, l); due > 0 {
+				l.NextDue = max(due, now.Unix())
+			}
+			p.escalationNotes = append(p.escalationNotes, "escalation "+pol.ID+" resumed (the check failed again within "+
+				"its restart window): no step fires twice")
+		}
+		l.Notification = p.record.Item
+		nt.writeLadder(p, l, true)
+	}
+}
+
+// nextDue is when the step after those fired is due, counted from the first problem alert
+// (repeats of the last step every Repeat seconds after it); 0 when nothing more is due.
+func nextDue(pol model.EscalationPolicy, l model.Ladder) int64 {
+	if l.Fired < len(pol.Steps) {
+		return l.StartedAt + pol.Steps[l.Fired].Delay
+	}
+	if pol.Repeat > 0 {
+		return l.StartedAt + pol.Steps[len(pol.Steps)-1].Delay + int64(l.Repeats+1)*pol.Repeat
+	}
+	return 0
+}
+
+// writeLadder writes l whole, guarded by the revision read, and files it in the due set: by its
+// next step while in progress, not at all once stopped.
+func (nt *Notifier) writeLadder(p *plan, l model.Ladder, inProgress bool) {
+	nt.writeLadderFields(p, l, inProgress, model.LadderFields)
+	p.record.Ops.SAdd(nt.keys.CheckEscalations(l.CheckID), l.PolicyID)
+}
+
+// moveLadder is writeLadder for a tick, which changes neither the start nor the notification.
+func (nt *Notifier) moveLadder(p *plan, l model.Ladder, inProgress bool) {
+	nt.writeLadderFields(p, l, inProgress, model.LadderProgressFields)
+}
+
+func (nt *Notifier) writeLadderFields(p *plan, l model.Ladder, inProgress bool, fields func(model.Ladder) []any) {
+	ops := &p.record.Ops
+	key := nt.keys.EscalationLadder(l.PolicyID, l.CheckID)
+	p.record.Guards = append(p.record.Guards, model.Guard{Key: key, Revision: l.Revision})
+	l.Revision++
+	ops.HSet(key, fields(l)...)
+	member := schema.EscalationMember(l.PolicyID, l.CheckID)
+	if inProgress && l.Active() {
+		ops.ZAdd(nt.keys.EscalationsDue(), model.DueScore(l), member)
+	} else {
+		ops.ZRem(nt.keys.EscalationsDue(), member)
+	}
+}
+
+// policyCache keeps decoded policies by their stored JSON, so routing and ticks decode a policy
+// once per change rather than once per notification.
+type policyCache struct {
+	mu     sync.Mutex
+	byID   map[string]cachedPolicy
+	sorted []model.EscalationPolicy
+}
+
+type cachedPolicy struct {
+	raw    string
+	policy model.EscalationPolicy
+	ok     bool
+}
+
+// decode returns the policies of the escalation_policies hash, sorted by id; a value that
+// cannot be read is logged (once per change) and left out.
+func (c *policyCache) decode(raw map[string]string, log *zap.Logger) []model.EscalationPolicy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	changed := len(raw) != len(c.byID)
+	next := make(map[string]cachedPolicy, len(raw))
+	for id, v := range raw {
+		if old, ok := c.byID[id]; ok && old.raw == v {
+			next[id] = old
+			continue
+		}
+		changed = true
+		ps, problems := model.DecodeEscalationPolicies(map[string]string{id: v})
+		for _, p := range problems {
+			log.Error("escalation policy skipped", zap.Error(p))
+		}
+		cp := cachedPolicy{raw: v, ok: len(ps) == 1}
+		if cp.ok {
+			cp.policy = ps[0]
+		}
+		next[id] = cp
+	}
+	if changed {
+		c.sorted = c.sorted[:0:0]
+		for _, id := range sortedKeys(next) {
+			if next[id].ok {
+				c.sorted = append(c.sorted, next[id].policy)
+			}
+		}
+	}
+	c.byID = next
+	return c.sorted
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

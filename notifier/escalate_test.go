@@ -1,0 +1,232 @@
+package notifier
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/events"
+	"github.com/flapjackgo/flapjack/executive"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// escalationWorld has checks failing on web-N, each escalated by policy "oncall": ada at once,
+// bob after 15 minutes.
+type escalationWorld struct {
+	t     *testing.T
+	db    *testredis.DB
+	keys  schema.Keys
+	clk   *clock.Fake
+	start time.Time
+}
+
+const escalationChecks = 40
+
+func newEscalationWorld(t *testing.T) *escalationWorld {
+	t.Helper()
+	w := &escalationWorld{t: t, db: testredis.New(t), keys: schema.NewKeys(""), start: time.Unix(1767607200, 0)}
+	w.clk = clock.NewFake(w.start)
+	for _, id := range []string{"ada", "bob"} {
+		w.db.Do(t, "SADD", w.keys.AllContacts(), id)
+		w.db.Do(t, "HSET", w.keys.Contact(id), "first_name", id)
+		w.db.Do(t, "HSET", w.keys.ContactMedia(id), "sms", "+4477009000"+id)
+	}
+	conn := w.db.Conn(t)
+	defer conn.Close()
+	res, err := model.PutEscalationPolicies(context.Background(), conn, w.keys, []model.EscalationPolicy{{
+		ID: "oncall", RegexEntities: []string{"^web-"},
+		Steps: []model.EscalationStep{{Delay: 0, Contacts: []string{"ada"}}, {Delay: 900, Contacts: []string{"bob"}}},
+	}}, model.ReplaceOptions{})
+	if err != nil || len(res.Problems) > 0 {
+		t.Fatalf("put policy: %v %v", err, res.Problems)
+	}
+	xcfg := executive.DefaultConfig()
+	xcfg.InitialFailureDelay = 0
+	x := executive.New(executive.Options{Pool: w.db.Pool, Keys: w.keys, Config: xcfg, Clock: w.clk,
+		HeartbeatClock: clock.Real{}, Identity: queue.Identity{Host: "x", PID: 1}})
+	pub := events.NewPublisher(w.db.Pool, w.keys, "events")
+	ctx := context.Background()
+	for i := range escalationChecks {
+		for _, state := range []string{"ok", "critical"} {
+			raw := fmt.Sprintf(`{"entity":"web-%d","check":"HTTP","type":"service","state":%q,"time":%d}`, i, state, w.start.Unix())
+			if _, err := pub.PublishRaw(ctx, []byte(raw)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for {
+		n, err := x.ProcessNext(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return w
+}
+
+func (w *escalationWorld) notifier(pid int) *Notifier {
+	cfg := DefaultConfig()
+	cfg.MediaQueues = map[string]string{"sms": "sms_notifications"}
+	return New(Options{Pool: w.db.Pool, Keys: w.keys, Config: cfg, Clock: w.clk, HeartbeatClock: clock.Real{},
+		Identity: queue.Identity{Host: "n", PID: pid}})
+}
+
+// smsAlerts counts the alerts queued per contact and escalation step.
+func (w *escalationWorld) smsAlerts() map[string]int {
+	raws, err := redis.Strings(w.db.Do(w.t, "LRANGE", w.keys.Queue("sms_notifications"), 0, -1), nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, raw := range raws {
+		a, err := schema.ParseAlert([]byte(raw))
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		step := 0
+		if a.Escalation != nil {
+			step = a.Escalation.Step
+		}
+		out[fmt.Sprintf("%s %s step %d", a.EventID, a.ContactID, step)]++
+	}
+	return out
+}
+
+func (w *escalationWorld) wantEachOnce(steps map[int]string) {
+	w.t.Helper()
+	got := w.smsAlerts()
+	want := 0
+	for i := range escalationChecks {
+		for step, contact := range steps {
+			key := fmt.Sprintf("web-%d:HTTP %s step %d", i, contact, step)
+			if got[key] != 1 {
+				w.t.Errorf("%s: %d alerts, want 1", key, got[key])
+			}
+			want++
+		}
+	}
+	if total := len(got); total != want {
+		w.t.Errorf("%d distinct alerts queued, want %d: %v", total, want, got)
+	}
+}
+
+// TestEscalationStepsFireOnceThroughACrashAndConcurrentNotifiers: notifier A decides every due
+// step 1 (the claim) and dies before its write; B fires them all; A's late writes are refused;
+// then at +15 minutes A and B tick concurrently, again and again: every step is alerted once.
+func TestEscalationStepsFireOnceThroughACrashAndConcurrentNotifiers(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	a, b := w.notifier(1), w.notifier(2)
+	for {
+		res, err := a.ProcessNextResult(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finished == 0 {
+			break
+		}
+	}
+	conn := w.db.Conn(t)
+	defer conn.Close()
+	due, err := model.EscalationsDueAt(conn, w.keys, w.clk.Now().Unix(), 1000)
+	if err != nil || len(due) != escalationChecks {
+		t.Fatalf("%d ladders due (%v), want %d", len(due), err, escalationChecks)
+	}
+	tk, err := a.planTick(conn, due, w.clk.Now())
+	if err != nil || len(tk.plans) != escalationChecks {
+		t.Fatalf("A decided %v steps (%v), want %d", tk, err, escalationChecks)
+	}
+	abandoned := []model.Record{tk.record}
+	if got := len(w.smsAlerts()); got != 0 {
+		t.Fatalf("%d alerts queued by decisions that were never written", got)
+	}
+	res, err := b.Escalate(ctx)
+	if err != nil || len(res.Alerts) != escalationChecks {
+		t.Fatalf("B fired %d alerts (%v), want %d", len(res.Alerts), err, escalationChecks)
+	}
+	statuses, err := model.Apply(conn, model.ApplyTarget{}, abandoned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range statuses {
+		if s != model.Conflict {
+			t.Fatalf("A's late write %d: status %v, want a conflict", i, s)
+		}
+	}
+	if res, err := w.notifier(3).Escalate(ctx); err != nil || len(res.Alerts) != 0 {
+		t.Fatalf("a restarted notifier fired %d alerts (%v)", len(res.Alerts), err)
+	}
+	w.wantEachOnce(map[int]string{1: "ada"})
+
+	w.clk.Set(w.start.Add(15 * time.Minute))
+	var wg sync.WaitGroup
+	c := w.notifier(4)
+	for _, n := range []*Notifier{a, b, c} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				if _, err := n.Escalate(ctx); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	w.wantEachOnce(map[int]string{1: "ada", 2: "bob"})
+	if got := testutil.ToFloat64(a.m.escalationsStarted); got != escalationChecks {
+		t.Errorf("escalations started %v, want %d", got, escalationChecks)
+	}
+	if got := testutil.ToFloat64(b.m.escalationSteps.WithLabelValues("1")); got != escalationChecks {
+		t.Errorf("B fired step 1 %v times, want %d", got, escalationChecks)
+	}
+	step2 := 0.0
+	for _, n := range []*Notifier{a, b, c} {
+		step2 += testutil.ToFloat64(n.m.escalationSteps.WithLabelValues("2"))
+	}
+	if step2 != escalationChecks {
+		t.Errorf("step 2 fired %v times in all, want %d", step2, escalationChecks)
+	}
+	n, _ := redis.Int(w.db.Do(t, "ZCOUNT", w.keys.EscalationsDue(), "-inf", "(+inf"), nil)
+	if n != 0 {
+		t.Errorf("%d ladders still have a step due", n)
+	}
+}
+
+// TestABadLadderDoesNotWedgeTheTick: a ladder whose stored notification cannot be read (written
+// by another tool) leaves the due set with an error logged; the other ladders fire.
+func TestABadLadderDoesNotWedgeTheTick(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	a := w.notifier(1)
+	for {
+		res, err := a.ProcessNextResult(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finished == 0 {
+			break
+		}
+	}
+	w.db.Do(t, "HSET", w.keys.EscalationLadder("oncall", "web-0:HTTP"), "notification", "{not json")
+	res, err := a.Escalate(ctx)
+	if err != nil || len(res.Alerts) != escalationChecks-1 {
+		t.Fatalf("fired %d alerts (%v), want %d", len(res.Alerts), err, escalationChecks-1)
+	}
+	if n, _ := redis.Int(w.db.Do(t, "ZSCORE", w.keys.EscalationsDue(), "oncall:web-0:HTTP"), nil); n != 0 {
+		t.Errorf("the bad ladder is still due (%d)", n)
+	}
+}

@@ -1,0 +1,349 @@
+package notifier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/internal/humantime"
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// The escalation tick: ladders whose next step is due are read from the due set (cost follows
+// the escalations due, not the checks), the step is routed to its contacts through their own
+// rules, intervals and time restrictions like any problem, and the alerts are queued in the
+// apply script together with the ladder's move to its next step, guarded by the ladder's
+// revision. That single atomic write is both the claim and the send: two notifiers firing the
+// same step race on the revision and the loser re-reads a ladder no longer due; a notifier dying
+// before the write leaves the step due for any notifier's next tick; after it, the step is
+// recorded as fired. Each step is alerted exactly once.
+
+// escalationBatch bounds the ladders one tick takes; the rest wait for the next tick.
+const escalationBatch = 500
+
+// tickEvery is how often the run loop ticks, by the injected clock.
+const tickEvery = time.Second
+
+// Escalate fires the escalation steps due at the clock's now, and stops the ladders whose
+// check is no longer failing and unhandled. It returns the alerts queued. One tick's decisions
+// are read together and written in one apply record: a handful of round trips for the whole
+// batch.
+func (nt *Notifier) Escalate(ctx context.Context) (Result, error) {
+	var res Result
+	now := nt.clock.Now()
+	conn, err := nt.pool.GetContext(ctx)
+	if err != nil {
+		return res, fmt.Errorf("escalate: %w", err)
+	}
+	defer conn.Close()
+	for attempt := 0; attempt < maxConflicts; attempt++ {
+		members, err := model.EscalationsDueAt(conn, nt.keys, now.Unix(), escalationBatch)
+		if err != nil || len(members) == 0 {
+			return res, err
+		}
+		t, err := nt.planTick(conn, members, now)
+		if err != nil {
+			return res, fmt.Errorf("escalate: %w", err)
+		}
+		if t.record.Ops.Len() == 0 {
+			return res, nil
+		}
+		statuses, err := model.Apply(conn, model.ApplyTarget{}, []model.Record{t.record})
+		var refused *model.WriteError
+		if errors.As(err, &refused) {
+			nt.m.redisErrors.Inc()
+			nt.log.Error("some escalation writes were refused by Redis", zap.Strings("errors", refused.Messages))
+		} else if err != nil {
+			return res, fmt.Errorf("escalate: %w", err)
+		}
+		if statuses[0] == model.Conflict {
+			nt.m.conflicts.Inc()
+			continue
+		}
+		for _, p := range t.plans {
+			nt.observeStep(p)
+			res.Finished++
+			res.Alerts = append(res.Alerts, p.alerts...)
+		}
+		return res, nil
+	}
+	return res, fmt.Errorf("escalate: ladders kept changing under %d re-reads", maxConflicts)
+}
+
+// NextEscalationDue is when the earliest step is due; found is false when none is.
+func (nt *Notifier) NextEscalationDue(ctx context.Context) (at time.Time, found bool, err error) {
+	conn, err := nt.pool.GetContext(ctx)
+	if err != nil {
+		return at, false, err
+	}
+	defer conn.Close()
+	secs, found, err := model.NextEscalationDue(conn, nt.keys)
+	return time.Unix(secs, 0), found, err
+}
+
+// maybeEscalate ticks when tickEvery has passed since the last tick.
+func (nt *Notifier) maybeEscalate(ctx context.Context) error {
+	now := nt.clock.Now()
+	if now.Before(nt.nextTick) {
+		return nil
+	}
+	nt.nextTick = now.Add(tickEvery)
+	_, err := nt.Escalate(ctx)
+	return err
+}
+
+// tick is one tick's decisions: every ladder's plan, and the one record writing them all.
+type tick struct {
+	record model.Record
+	plans  []*plan
+}
+
+// due is a ladder taken by a tick, with what its decision reads.
+type due struct {
+	ladder model.Ladder
+	n      schema.Notification
+	policy model.EscalationPolicy
+	found  bool
+	p      *plan
+	step   model.EscalationStep
+	cands  []*candidate
+	probes []probe
+}
+
+// planTick decides what each due ladder does now: nothing (another notifier moved it on), stop
+// (the check recovered, was acknowledged, went into maintenance, was disabled, no longer has an
+// escalating severity, or the policy is gone), or fire its next step, routed to the step's
+// contacts through their rules, time restrictions and intervals like any problem.
+func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (*tick, error) {
+	t := &tick{}
+	refs := make([][2]string, 0, len(members))
+	for _, m := range members {
+		policyID, checkID, ok := schema.ParseEscalationMember(m)
+		if !ok {
+			nt.log.Error("escalations_due member is not POLICY:ENTITY:CHECK; removed", zap.String("member", m))
+			t.record.Ops.ZRem(nt.keys.EscalationsDue(), m)
+			continue
+		}
+		refs = append(refs, [2]string{policyID, checkID})
+	}
+	raw, err := redis.StringMap(conn.Do("HGETALL", nt.keys.EscalationPolicies()))
+	if err != nil {
+		return nil, fmt.Errorf("read escalation policies: %w", err)
+	}
+	policies := nt.policies.decode(raw, nt.log)
+	byID := make(map[string]model.EscalationPolicy, len(policies))
+	for _, p := range policies {
+		byID[p.ID] = p
+	}
+	ladders, err := model.ReadLadders(conn, nt.keys, refs)
+	if err != nil {
+		return nil, err
+	}
+	var dues []*due
+	var checks []model.CheckRef
+	drop := func(l model.Ladder) { // guarded, so a fresh start survives
+		t.record.Guards = append(t.record.Guards, model.Guard{Key: nt.keys.EscalationLadder(l.PolicyID, l.CheckID), Revision: l.Revision})
+		t.record.Ops.ZRem(nt.keys.EscalationsDue(), schema.EscalationMember(l.PolicyID, l.CheckID))
+	}
+	for _, l := range ladders {
+		if !l.Active() {
+			drop(l) // stale member: a stop raced the due set
+			continue
+		}
+		if l.NextDue == 0 || l.NextDue > now.Unix() {
+			continue
+		}
+		d := &due{ladder: l, p: &plan{verdict: "escalation"}}
+		if d.n, err = schema.ParseNotification([]byte(l.Notification)); err != nil {
+			// written by someone else: never let one bad ladder wedge every tick
+			nt.log.Error("escalation ladder's notification cannot be read; it leaves the due set (the ladder is kept)",
+				zap.String("policy", l.PolicyID), zap.String("check", l.CheckID), zap.Error(err))
+			drop(l)
+			continue
+		}
+		d.policy, d.found = byID[l.PolicyID]
+		d.p.notification = &d.n
+		entity, check := d.n.EntityCheck()
+		checks = append(checks, model.CheckRef{Entity: entity, Check: check})
+		dues = append(dues, d)
+	}
+	statuses, err := model.CheckStatuses(conn, nt.keys, now, checks)
+	if err != nil {
+		return nil, err
+	}
+	var firing []*due
+	var contactIDs []string
+	for i, d := range dues {
+		if reason := stopReason(d.found, d.policy, &d.n, statuses[i]); reason != "" {
+			nt.planStop(d, reason, now)
+			continue
+		}
+		d.step = d.policy.Steps[min(d.ladder.Fired, len(d.policy.Steps)-1)]
+		contactIDs = append(contactIDs, d.step.Contacts...)
+		firing = append(firing, d)
+	}
+	slices.Sort(contactIDs)
+	contacts, err := model.LoadContacts(conn, nt.keys, slices.Compact(contactIDs))
+	if err != nil {
+		return nil, err
+	}
+	byContact := make(map[string]model.Contact, len(contacts))
+	for _, c := range contacts {
+		byContact[c.ID] = c
+	}
+	sent := false
+	for _, d := range firing {
+		nt.candidatesForStep(d, byContact, now)
+		d.probes = nt.sendSuppression(conn, &d.n, d.cands, now)
+		sent = sent || len(d.probes) > 0
+	}
+	if sent {
+		if err := conn.Flush(); err != nil {
+			return nil, fmt.Errorf("read interval keys: %w", err)
+		}
+		for _, d := range firing {
+			if err := receiveSuppression(conn, d.probes); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, d := range firing {
+		nt.planFire(d, now)
+	}
+	seen := map[model.Guard]bool{}
+	for _, g := range t.record.Guards {
+		seen[g] = true
+	}
+	for _, d := range dues {
+		for _, g := range d.p.record.Guards {
+			if !seen[g] {
+				seen[g] = true
+				t.record.Guards = append(t.record.Guards, g)
+			}
+		}
+		t.record.Ops.Append(d.p.record.Ops)
+		t.plans = append(t.plans, d.p)
+	}
+	return t, nil
+}
+
+// planStop stops a ladder whose check no longer escalates.
+func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
+	l, p := d.ladder, d.p
+	l.StoppedAt, l.StoppedReason, l.NextDue = now.Unix(), reason, 0
+	nt.moveLadder(p, l, false)
+	p.escStopped = append(p.escStopped, reason)
+	p.verdict = "escalation_stopped"
+	step := l.Fired + 1
+	if d.found {
+		step = min(step, len(d.policy.Steps))
+	}
+	p.reason = "escalation " + l.PolicyID + " stopped before step " + strconv.Itoa(step) + ": " + stopWords[reason]
+	nt.recordExplain(p, nil, now)
+}
+
+// candidatesForStep applies the rules of the step's contacts (and the step's media).
+func (nt *Notifier) candidatesForStep(d *due, byContact map[string]model.Contact, now time.Time) {
+	var contacts []model.Contact
+	for _, id := range d.step.Contacts {
+		if c, ok := byContact[id]; ok {
+			contacts = append(contacts, c)
+		} else {
+			nt.log.Warn("escalation step names a contact that does not exist", zap.String("policy", d.ladder.PolicyID),
+				zap.String("contact", id))
+		}
+	}
+	entity, _ := d.n.EntityCheck()
+	d.p.rulesContacts = contacts
+	d.cands = nt.candidates(d.p, contacts, entity, now)
+	if len(d.step.Media) > 0 {
+		d.cands = slices.DeleteFunc(d.cands, func(c *candidate) bool {
+			if slices.Contains(d.step.Media, c.medium) {
+				return false
+			}
+			d.p.skipped = append(d.p.skipped, skip{c.contact.ID, c.medium, "not one of this step's media"})
+			return true
+		})
+	}
+}
+
+// planFire fires the ladder's next step: its alerts, and the ladder moved on to the step after.
+// No alerting-set reads: an escalation page is never rolled up, and the check's own
+// notifications keep the contacts' alerting sets.
+func (nt *Notifier) planFire(d *due, now time.Time) {
+	l, p, pol := d.ladder, d.p, d.policy
+	idx := min(l.Fired, len(pol.Steps)-1)
+	if l.Fired < len(pol.Steps) {
+		l.Fired++
+	} else {
+		l.Repeats++
+	}
+	p.escalation = &schema.AlertEscalation{PolicyID: l.PolicyID, Step: idx + 1, Steps: len(pol.Steps),
+		UnacknowledgedFor: now.Unix() - l.StartedAt, Repeat: l.Repeats}
+	p.idSeed = member(l.PolicyID, l.CheckID, idx, l.Repeats)
+	nt.decide(p, p.rulesContacts, d.cands, now)
+	for _, c := range d.cands {
+		if !slices.Contains(l.Alerted, c.contact.ID) {
+			l.Alerted = append(l.Alerted, c.contact.ID)
+		}
+	}
+	l.NextDue = nextDue(pol, l)
+	nt.moveLadder(p, l, true)
+	p.escFired = idx + 1
+	p.reason = fmt.Sprintf("escalation %s step %d of %d fired: nobody acknowledged for %s", l.PolicyID, idx+1,
+		len(pol.Steps), humantime.Words(time.Duration(now.Unix()-l.StartedAt)*time.Second))
+	if l.NextDue > 0 {
+		p.reason += "; next step due at " + time.Unix(l.NextDue, 0).UTC().Format(time.RFC3339)
+	}
+	nt.recordExplain(p, p.rulesContacts, now)
+}
+
+func member(policyID, checkID string, step, repeat int) string {
+	return schema.EscalationMember(policyID, checkID) + "#" + strconv.Itoa(step) + "." + strconv.Itoa(repeat)
+}
+
+var stopWords = map[string]string{
+	model.StopRecovered:     "the check is no longer failing",
+	model.StopAcknowledged:  "the problem was acknowledged",
+	model.StopMaintenance:   "the check is in scheduled maintenance",
+	model.StopDisabled:      "the check is disabled",
+	model.StopSeverity:      "its severity no longer escalates under the policy",
+	model.StopPolicyRemoved: "the policy was removed",
+}
+
+// stopReason is why a due step must not fire ("" when it fires).
+func stopReason(found bool, pol model.EscalationPolicy, n *schema.Notification, s model.CheckStatus) string {
+	switch {
+	case !found || len(pol.Steps) == 0:
+		return model.StopPolicyRemoved
+	case !schema.IsFailure(s.State):
+		return model.StopRecovered
+	case s.InUnscheduledMaintenance():
+		return model.StopAcknowledged
+	case s.InScheduledMaintenance():
+		return model.StopMaintenance
+	case !s.Enabled:
+		return model.StopDisabled
+	case !pol.Escalates(n.Severity):
+		return model.StopSeverity
+	}
+	return ""
+}
+
+// observeStep counts and logs a tick's decision about one ladder.
+func (nt *Notifier) observeStep(p *plan) {
+	nt.observeEscalation(p)
+	if p.escalation != nil {
+		nt.log.Info("escalation step fired", zap.String("policy", p.escalation.PolicyID),
+			zap.String("check", p.notification.EventID), zap.Int("step", p.escalation.Step),
+			zap.Int("repeat", p.escalation.Repeat), zap.Int("alerts", len(p.alerts)))
+	}
+	nt.observeAlerts(p)
+}

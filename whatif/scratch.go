@@ -1,0 +1,148 @@
+package whatif
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/importer"
+	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Space is where one scenario runs: a Redis (or a private key prefix of one) that nothing
+// else uses. It must start empty.
+type Space struct {
+	Pool *redis.Pool
+	Keys schema.Keys
+}
+
+// liveConfig is what routing reads, as the live Redis holds it.
+type liveConfig struct {
+	contacts []model.StoredContact
+	entities []model.EntityData
+	// interest are the contacts_for sets: ENTITY_ID, ALL or ENTITY_ID:CHECK -> contact ids
+	interest map[string][]string
+}
+
+// readLiveConfig reads contacts (media, intervals, rollup thresholds, timezones, rules),
+// entities and which contacts are interested in what. Only reads.
+func readLiveConfig(ctx context.Context, conn redis.Conn, keys schema.Keys) (*liveConfig, error) {
+	ids, err := model.ContactIDs(conn, keys)
+	if err != nil {
+		return nil, err
+	}
+	contacts, err := model.ReadContacts(ctx, conn, keys, ids, false)
+	if err != nil {
+		return nil, err
+	}
+	entityIDs, err := model.EntityIDs(conn, keys)
+	if err != nil {
+		return nil, err
+	}
+	entities, err := model.ReadEntities(ctx, conn, keys, entityIDs)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &liveConfig{contacts: contacts, interest: map[string][]string{}}
+	for _, e := range entities {
+		cfg.entities = append(cfg.entities, model.EntityData{ID: e.ID, Name: e.Name})
+	}
+	names, err := redisread.ScanSets(ctx, conn, keys.ContactsFor(""))
+	if err != nil {
+		return nil, err
+	}
+	var b redisread.Batch
+	for _, n := range names {
+		b.Add("SMEMBERS", keys.ContactsFor(n))
+	}
+	if err := b.Run(ctx, conn); err != nil {
+		return nil, fmt.Errorf("read contacts_for: %w", err)
+	}
+	for i, n := range names {
+		cfg.interest[n] = b.Strs(i)
+	}
+	return cfg, nil
+}
+
+// write copies the configuration into a scratch space, through the same model writes the
+// API and the importer use. Contacts the model refuses are reported, not fatal: the scenario
+// runs without them, as the live notifier would skip them.
+func (cfg *liveConfig) write(ctx context.Context, s Space) ([]string, error) {
+	conn, err := s.Pool.GetContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var notes []string
+	if len(cfg.entities) > 0 {
+		if err := model.CreateEntities(ctx, conn, s.Keys, cfg.entities); err != nil {
+			return nil, fmt.Errorf("copy entities: %w", err)
+		}
+	}
+	if len(cfg.contacts) > 0 {
+		data := make([]model.ContactData, len(cfg.contacts))
+		for i, c := range cfg.contacts {
+			data[i] = c.ContactData
+		}
+		res, err := model.ReplaceContacts(ctx, conn, s.Keys, data, model.ReplaceOptions{Partial: true})
+		if err != nil {
+			return nil, fmt.Errorf("copy contacts: %w", err)
+		}
+		for _, p := range res.Problems {
+			notes = append(notes, fmt.Sprintf("live contact %s left out: %v", data[p.Index].ID, p.FieldError))
+		}
+	}
+	for name, members := range cfg.interest {
+		if len(members) == 0 {
+			continue
+		}
+		args := []any{s.Keys.ContactsFor(name)}
+		for _, m := range members {
+			args = append(args, m)
+		}
+		conn.Send("SADD", args...)
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, fmt.Errorf("copy contacts_for: %w", err)
+	}
+	for name, members := range cfg.interest {
+		if len(members) == 0 {
+			continue
+		}
+		if _, err := conn.Receive(); err != nil {
+			return nil, fmt.Errorf("copy contacts_for:%s: %w", name, err)
+		}
+	}
+	return notes, nil
+}
+
+// applyImport changes the candidate space with a Flapjack 1.x import file (contacts or rules):
+// what `flapjack import` would do to the live data.
+func applyImport(ctx context.Context, s Space, what string, data []byte) ([]string, error) {
+	f := importer.Contacts
+	if what == "rules" {
+		f = importer.Rules
+	}
+	conn, err := s.Pool.GetContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	rep, err := f(ctx, conn, s.Keys, data, importer.Options{})
+	if errors.Is(err, importer.ErrInvalid) {
+		var problems []string
+		for _, p := range rep.Problems {
+			problems = append(problems, p.String())
+		}
+		return nil, fmt.Errorf("--%s: %w:\n  %s", what, err, strings.Join(problems, "\n  "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", what, err)
+	}
+	return []string{fmt.Sprintf("candidate: imported %d %s", rep.Imported, what)}, nil
+}
