@@ -129,6 +129,10 @@ type AlertRef struct {
 	State   string `json:"state"`
 	Contact string `json:"contact"`
 	Medium  string `json:"medium"`
+	// Step is the escalation step the alert belongs to (0 for ordinary routing), Policy its
+	// policy: who would have been woken at which step.
+	Step   int    `json:"escalation_step,omitempty"`
+	Policy string `json:"escalation_policy,omitempty"`
 }
 
 func alertRef(a *schema.Alert) AlertRef {
@@ -137,8 +141,12 @@ func alertRef(a *schema.Alert) AlertRef {
 	if a.Time != nil {
 		t = *a.Time
 	}
-	return AlertRef{Time: t, At: time.Unix(t, 0).UTC().Format(time.RFC3339), Entity: entity, Check: check,
+	ref := AlertRef{Time: t, At: time.Unix(t, 0).UTC().Format(time.RFC3339), Entity: entity, Check: check,
 		Type: a.AlertType(), State: a.State, Contact: a.ContactID, Medium: a.Media}
+	if a.Escalation != nil {
+		ref.Step, ref.Policy = a.Escalation.Step, a.Escalation.PolicyID
+	}
+	return ref
 }
 
 func (r *Report) build(base, cand []schema.Alert, contacts [2][]model.StoredContact, eps *episodes, o Options) {

@@ -25,6 +25,7 @@ type Space struct {
 type liveConfig struct {
 	contacts []model.StoredContact
 	entities []model.EntityData
+	policies []model.EscalationPolicy
 	// interest are the contacts_for sets: ENTITY_ID, ALL or ENTITY_ID:CHECK -> contact ids
 	interest map[string][]string
 }
@@ -48,7 +49,11 @@ func readLiveConfig(ctx context.Context, conn redis.Conn, keys schema.Keys) (*li
 	if err != nil {
 		return nil, err
 	}
-	cfg := &liveConfig{contacts: contacts, interest: map[string][]string{}}
+	policies, _, err := model.EscalationPolicies(conn, keys)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &liveConfig{contacts: contacts, policies: policies, interest: map[string][]string{}}
 	for _, e := range entities {
 		cfg.entities = append(cfg.entities, model.EntityData{ID: e.ID, Name: e.Name})
 	}
@@ -97,6 +102,15 @@ func (cfg *liveConfig) write(ctx context.Context, s Space) ([]string, error) {
 			notes = append(notes, fmt.Sprintf("live contact %s left out: %v", data[p.Index].ID, p.FieldError))
 		}
 	}
+	if len(cfg.policies) > 0 {
+		res, err := model.PutEscalationPolicies(ctx, conn, s.Keys, cfg.policies, model.ReplaceOptions{Partial: true})
+		if err != nil {
+			return nil, fmt.Errorf("copy escalation policies: %w", err)
+		}
+		for _, p := range res.Problems {
+			notes = append(notes, fmt.Sprintf("live escalation policy %s left out: %v", cfg.policies[p.Index].ID, p.FieldError))
+		}
+	}
 	for name, members := range cfg.interest {
 		if len(members) == 0 {
 			continue
@@ -121,12 +135,15 @@ func (cfg *liveConfig) write(ctx context.Context, s Space) ([]string, error) {
 	return notes, nil
 }
 
-// applyImport changes the candidate space with a Flapjack 1.x import file (contacts or rules):
+// applyImport changes the candidate space with an import file (contacts, rules or escalations):
 // what `flapjack import` would do to the live data.
 func applyImport(ctx context.Context, s Space, what string, data []byte) ([]string, error) {
 	f := importer.Contacts
-	if what == "rules" {
+	switch what {
+	case "rules":
 		f = importer.Rules
+	case "escalations":
+		f = importer.Escalations
 	}
 	conn, err := s.Pool.GetContext(ctx)
 	if err != nil {

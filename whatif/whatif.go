@@ -45,6 +45,9 @@ type Options struct {
 	// ContactsFile and RulesFile (Flapjack 1.x import files) and its own settings.
 	Baseline, Candidate     Scenario
 	ContactsFile, RulesFile []byte
+	// EscalationsFile is a `flapjack import escalations` file: candidate policies, replacing
+	// the live ones of the same ids.
+	EscalationsFile []byte
 	QuietHours              *QuietHours // nil = not reported
 	Progress                io.Writer   // nil = quiet
 	ProgressEvery           time.Duration
@@ -90,7 +93,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, imp := range []struct {
 		what string
 		data []byte
-	}{{"contacts", o.ContactsFile}, {"rules", o.RulesFile}} {
+	}{{"contacts", o.ContactsFile}, {"rules", o.RulesFile}, {"escalations", o.EscalationsFile}} {
 		if imp.data == nil {
 			continue
 		}

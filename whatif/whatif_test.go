@@ -395,3 +395,29 @@ func TestAutoSkipsAnArchiveThatDoesNotReachBack(t *testing.T) {
 		t.Errorf("notes %q", rep.Notes)
 	}
 }
+
+// TestCandidateEscalationPolicyWakesTheNextPerson: with a candidate policy whose second step
+// pages Ada 10 minutes after the first problem alert, Wednesday night's DISK failure (23:30 to
+// 23:50, nobody acknowledging) adds Ada's step-2 alert, named by policy and step.
+func TestCandidateEscalationPolicyWakesTheNextPerson(t *testing.T) {
+	t.Parallel()
+	live := newLive(t, weekTimeline(5*time.Minute), executive.DefaultConfig())
+	policy := []byte(`[{"id": "db-oncall", "entities": ["db-01"], "steps": [
+		{"delay": "0 minutes", "contacts": ["grace"]}, {"delay": "10 minutes", "contacts": ["ada"]}]}]`)
+	rep := whatif(t, live, Options{History: week(), EscalationsFile: policy})
+	var step2 []AlertRef
+	for _, a := range rep.Added {
+		if a.Contact == "ada" && a.Entity == "db-01" && a.Type == "problem" {
+			step2 = append(step2, a)
+		}
+	}
+	if len(step2) != 1 || step2[0].Step != 2 || step2[0].Policy != "db-oncall" {
+		t.Fatalf("Ada's added db-01 problem alerts: %+v, want one of step 2 of db-oncall (all added: %+v)", step2, rep.Added)
+	}
+	if at := time.Unix(step2[0].Time, 0).UTC(); at.Weekday() != time.Wednesday || at.Hour() != 23 || at.Minute() < 40 || at.Minute() >= 50 {
+		t.Errorf("step 2 at %s, want Wednesday between 23:40 and 23:50", at)
+	}
+	for _, a := range rep.Removed {
+		t.Errorf("an alert of the baseline disappeared: %+v", a)
+	}
+}
