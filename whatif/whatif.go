@@ -48,13 +48,13 @@ type Options struct {
 	// EscalationsFile is a `flapjack import escalations` file: candidate policies, replacing
 	// the live ones of the same ids.
 	EscalationsFile []byte
-	QuietHours              *QuietHours // nil = not reported
-	Progress                io.Writer   // nil = quiet
-	ProgressEvery           time.Duration
-	Log                     *zap.Logger
-	Version                 string
-	Identity                queue.Identity
-	DefaultTimezone         *time.Location // for contacts without one; nil = UTC
+	QuietHours      *QuietHours // nil = not reported
+	Progress        io.Writer   // nil = quiet
+	ProgressEvery   time.Duration
+	Log             *zap.Logger
+	Version         string
+	Identity        queue.Identity
+	DefaultTimezone *time.Location // for contacts without one; nil = UTC
 }
 
 // Run replays the history under both scenarios and compares them.
