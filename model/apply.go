@@ -1,9 +1,12 @@
 package model
 
 import (
+	"crypto/sha1"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -11,8 +14,35 @@ import (
 var (
 	//go:embed scripts/apply.lua
 	applySource string
-	applyScript = redis.NewScript(0, applySource)
+	applyScript = newScript(applySource)
 )
+
+// script is a Lua script run by EVALSHA, loaded by the first EVAL after a NOSCRIPT, as redigo's
+// Script.Do does; but run takes the arguments with room left at their head, where Script.Do
+// copies each argument list of every batch to prepend the hash.
+type script struct {
+	*redis.Script
+	src, sha string
+}
+
+// scriptHead is the room run needs at the head of its arguments (hash, key count).
+const scriptHead = 2
+
+func newScript(src string) script {
+	h := sha1.Sum([]byte(src))
+	return script{Script: redis.NewScript(0, src), src: src, sha: hex.EncodeToString(h[:])}
+}
+
+// run calls the script with args[scriptHead:]; it writes args[:scriptHead].
+func (s script) run(conn redis.Conn, args []any) (any, error) {
+	args[0], args[1] = s.sha, 0
+	reply, err := conn.Do("EVALSHA", args...)
+	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+		args[0] = s.src
+		reply, err = conn.Do("EVAL", args...)
+	}
+	return reply, err
+}
 
 // Ops is an ordered list of Redis writes, built by the domain functions of this package and
 // executed by Apply inside one script.
@@ -141,12 +171,15 @@ type ApplyTarget struct {
 }
 
 // ApplyArgs builds the script arguments; exposed for pipelining several stages' writes.
-func ApplyArgs(t ApplyTarget, records []Record) []any {
-	size := 6
+func ApplyArgs(t ApplyTarget, records []Record) []any { return applyArgs(0, t, records) }
+
+// applyArgs builds the script arguments after head free values.
+func applyArgs(head int, t ApplyTarget, records []Record) []any {
+	size := head + 6
 	for i := range records {
 		size += 4 + 2*len(records[i].Guards) + len(records[i].Ops.args)
 	}
-	args := make([]any, 0, size)
+	args := make([]any, head, size)
 	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records))
 	for i := range records {
 		r := &records[i]
@@ -200,7 +233,7 @@ func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 			}
 		}
 	}
-	statuses, err := decodeApply(applyScript.Do(conn, ApplyArgs(t, records)...))
+	statuses, err := decodeApply(applyScript.run(conn, applyArgs(scriptHead, t, records)))
 	if err != nil {
 		return statuses, err
 	}

@@ -32,6 +32,7 @@ const (
 	argEntityIDsByName       // key all_entity_ids_by_name
 	argEntityIDPrefix        // prefix of entity_id:ENTITY
 	argCurrentChecksPrefix   // prefix of current_checks:ENTITY
+	argPacked                // "1": one joined string per check, "0": an array
 	factsHeaderLen
 )
 
@@ -113,6 +114,7 @@ var factsTables = []factsTable{
 		{"entity_ids_by_name", argEntityIDsByName, 1},
 		{"entity_id_prefix", argEntityIDPrefix, 1},
 		{"current_checks_prefix", argCurrentChecksPrefix, 1},
+		{"packed", argPacked, 1},
 	}},
 	{"ARGV record", factsArgsPerCheck, []factsName{
 		{"check_hash", recCheckHash, 1},
@@ -155,6 +157,7 @@ var factsTables = []factsTable{
 // factsCounts are the sizes the script needs, substituted as they are.
 var factsCounts = map[string]int{
 	"header_len":     factsHeaderLen,
+	"slots":          numFactsSlots,
 	"args_per_check": factsArgsPerCheck,
 	"kinds":          numKinds,
 	"history_len":    factsHistoryLen,

@@ -56,6 +56,10 @@ func TestReadFacts(t *testing.T) {
 			db.Do(t, "ZADD", keys.SortedStateTimestamps(ping), n-86400, n-86400)
 			db.Do(t, "SET", keys.StateAt(ping, n-86400), "ok")
 
+			// A value holding the byte that joins a packed reply is read again unpacked.
+			odd := schema.CheckID(app, "Odd")
+			db.Do(t, "HSET", keys.Check(odd), "state", "warning", "revision", 2, "summary", "a\x1fb", "details", "\x1f")
+
 			db.Do(t, "HSET", keys.EntityIDsByName(), db1, "2")
 			db.Do(t, "SET", keys.EntityID(legacy), "3")
 
@@ -90,10 +94,12 @@ func TestReadFacts(t *testing.T) {
 				{Entity: app, Check: "HTTP", Mode: model.ModeMaintenance},
 				{Entity: app, Check: "Ping", Mode: model.ModeEventOK},
 				{Entity: app, Check: "Ping", Mode: model.ModeEvent},
+				{Entity: app, Check: "Odd", Mode: model.ModeMaintenance},
 				{Entity: db1, Check: "Disk", Mode: model.ModeEventOK},
 				{Entity: legacy, Check: "Load", Mode: model.ModeRollup},
 			}
 			want := []model.CheckFacts{full, full, rollup, maint, pingBase, pingFull,
+				{ID: odd, Entity: app, Check: "Odd", State: "warning", Revision: 2, Summary: "a\x1fb", Details: "\x1f"},
 				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
 				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true}}
 

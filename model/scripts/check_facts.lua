@@ -24,6 +24,8 @@
 --   entity_ids_by_name         the key all_entity_ids_by_name
 --   entity_id_prefix           prefix of entity_id:ENTITY
 --   current_checks_prefix      prefix of current_checks:ENTITY
+--   packed                     "1": each check's reply is one string, its values joined by the
+--                                byte 0x1f (absent ones empty); "0": an array, as below
 -- ARGV record (one per check after the header, args_per_check values each):
 --   check_hash                 check:ID
 --   history_prefix             "ID:"
@@ -34,7 +36,9 @@
 -- on an ok check can never notify); "rollup" adds the enabled flag; "maintenance" reads only
 -- the check hash and maintenance windows (status). Checks without maintenance windows (nearly
 -- all) cost one EXISTS for both kinds.
--- Returns N arrays, one per check, of these values (false = absent):
+-- Packed, Redis converts and Go decodes one string per check instead of every value apart; Go
+-- counts the separators and reads a check again unpacked when a value holds the byte itself.
+-- Returns N replies, one per check, of these values (false = absent), packed or as an array:
 --   state                      this and the next six: fields of the check hash
 --   last_change
 --   revision
@@ -74,6 +78,7 @@ local states_sfx = ARGV[${sorted_state_timestamps}]
 local state_sfx, summary_sfx = ARGV[${state_at}], ARGV[${summary_at}]
 local entity_ids = ARGV[${entity_ids_by_name}]
 local entity_id_prefix, current_prefix = ARGV[${entity_id_prefix}], ARGV[${current_checks_prefix}]
+local packed = ARGV[${packed}] == '1'
 local out = {}
 local base = ${header_len}
 for i = 1, n do
@@ -141,6 +146,13 @@ for i = 1, n do
   end
   r[${history_read}] = full and 1 or 0
   r[${details}], r[${last_notification_kind}], r[${notified_severity}] = h[9], h[10], h[11]
-  out[i] = r
+  if packed then
+    for j = 1, ${slots} do
+      if not r[j] then r[j] = '' end
+    end
+    out[i] = table.concat(r, '\31')
+  else
+    out[i] = r
+  end
 end
 return out
