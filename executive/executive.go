@@ -246,6 +246,7 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 	defer conn.Close()
 
 	var counts verdictCounts
+	var view checkView
 	defer counts.flush(x.metrics)
 	conflictRounds := 0
 	for round := 0; len(pending) > 0 || len(rejected) > 0; round++ {
@@ -271,7 +272,7 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 		indexes := model.NewIndexes(now.Unix())
 		for i := range current {
 			p := &current[i]
-			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq)
+			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq, &view)
 			records = append(records, decisions[i].record)
 			if decisions[i].touched {
 				indexes.Touch(p.event.Entity, p.event.Check)
@@ -342,7 +343,7 @@ func (x *Executive) parse(batch queue.Batch, now time.Time) ([]pendingEvent, []m
 		if batch.FirstSequence > 0 {
 			seq = batch.FirstSequence + int64(i)
 		}
-		ev, err := schema.ParseEvent([]byte(raw))
+		ev, err := schema.ParseEventString(raw)
 		if err != nil {
 			rejected = append(rejected, x.rejectRecord(raw, err, now))
 			continue

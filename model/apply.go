@@ -51,7 +51,13 @@ type Ops struct {
 	n    int
 }
 
+// opsCap is the room a record's ops start with: most events write one hash of a few fields.
+const opsCap = 16
+
 func (o *Ops) add(cmd string, args ...any) {
+	if o.args == nil {
+		o.args = make([]any, 0, max(opsCap, 2+len(args)))
+	}
 	o.args = append(o.args, cmd, len(args))
 	o.args = append(o.args, args...)
 	o.n++
@@ -66,7 +72,12 @@ const maxOpArgs = 1000
 func (o *Ops) addSplit(cmd, key string, items []any, step int) {
 	for {
 		n := min(len(items), maxOpArgs-maxOpArgs%step)
-		o.add(cmd, append([]any{key}, items[:n]...)...)
+		if o.args == nil {
+			o.args = make([]any, 0, max(opsCap, 3+n))
+		}
+		o.args = append(o.args, cmd, 1+n, key)
+		o.args = append(o.args, items[:n]...)
+		o.n++
 		items = items[n:]
 		if len(items) == 0 {
 			return
