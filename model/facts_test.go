@@ -121,4 +121,35 @@ func TestReadFacts(t *testing.T) {
 	}
 }
 
+// TestReadFactsManyChecks reads more checks than one EXISTS over window keys takes: the one
+// check with windows, in the last chunk, still gets them and its neighbours none.
+func TestReadFactsManyChecks(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	keys := schema.NewKeys("")
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	const n, maintained = 1200, 1100
+	reqs := make([]model.FactsRequest, n)
+	for i := range reqs {
+		reqs[i] = model.FactsRequest{Entity: "host-" + strconv.Itoa(i), Check: "Ping", Mode: model.ModeMaintenance}
+	}
+	id := schema.CheckID(reqs[maintained].Entity, "Ping")
+	db.Do(t, "ZADD", keys.Maintenances(schema.Scheduled, id), 3600, now.Unix()-60)
+	conn := db.Conn(t)
+	defer conn.Close()
+	got, err := model.ReadFacts(conn, keys, now, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range got {
+		want := model.Window{}
+		if i == maintained {
+			want = model.Window{Start: now.Unix() - 60, End: now.Unix() + 3540}
+		}
+		if f.ScheduledMaintenance != want {
+			t.Errorf("check %d: scheduled maintenance %+v, want %+v", i, f.ScheduledMaintenance, want)
+		}
+	}
+}
+
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
