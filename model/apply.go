@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -31,6 +32,25 @@ const scriptHead = 2
 func newScript(src string) script {
 	h := sha1.Sum([]byte(src))
 	return script{Script: redis.NewScript(0, src), src: src, sha: hex.EncodeToString(h[:])}
+}
+
+// argsPool recycles the argument lists of script calls: a batch's list holds a few thousand
+// values, and allocating it anew for every batch is a good part of the garbage per event.
+var argsPool sync.Pool
+
+// newArgs returns an empty argument list with room for size values, from argsPool when it has one.
+func newArgs(size int) []any {
+	if p, ok := argsPool.Get().(*[]any); ok && cap(*p) >= size {
+		return (*p)[:0]
+	}
+	return make([]any, 0, size)
+}
+
+// recycle clears args (dropping what they reference) and keeps them for newArgs.
+func recycle(args []any) {
+	clear(args)
+	args = args[:0]
+	argsPool.Put(&args)
 }
 
 // run calls the script with args[scriptHead:]; it writes args[:scriptHead].
@@ -190,7 +210,7 @@ func applyArgs(head int, t ApplyTarget, records []Record) []any {
 	for i := range records {
 		size += 4 + 2*len(records[i].Guards) + len(records[i].Ops.args)
 	}
-	args := make([]any, head, size)
+	args := newArgs(size)[:head]
 	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records))
 	for i := range records {
 		r := &records[i]
@@ -244,7 +264,9 @@ func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 			}
 		}
 	}
-	statuses, err := decodeApply(applyScript.run(conn, applyArgs(scriptHead, t, records)))
+	args := applyArgs(scriptHead, t, records)
+	statuses, err := decodeApply(applyScript.run(conn, args))
+	recycle(args)
 	if err != nil {
 		return statuses, err
 	}

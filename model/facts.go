@@ -127,7 +127,7 @@ type FactsRequest struct {
 // the header filled in: the suffixes of per-check keys and the global keys, all from package
 // schema. The caller appends a record of factsArgsPerCheck values per check.
 func factsArgs(keys schema.Keys, now time.Time, n int) []any {
-	head := make([]any, scriptHead+factsHeaderLen, scriptHead+factsHeaderLen+factsArgsPerCheck*n)
+	head := newArgs(scriptHead + factsHeaderLen + factsArgsPerCheck*n)[:scriptHead+factsHeaderLen]
 	args := head[scriptHead:]
 	args[argNow] = now.Unix()
 	args[argChecks] = n
@@ -205,6 +205,7 @@ func readFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 		args = append(args, rec[:]...)
 	}
 	reply, err := redis.Values(checkFactsScript.run(conn, args))
+	recycle(args)
 	if err != nil {
 		return fmt.Errorf("read check facts: %w", err)
 	}

@@ -79,8 +79,8 @@ func TestFactsLayout(t *testing.T) {
 		t.Error("an unknown name expanded")
 	}
 	args := factsArgs(schema.NewKeys("fj:"), time.Unix(1767607200, 0), 3)[scriptHead:]
-	if len(args) != factsHeaderLen || cap(args) != factsHeaderLen+3*factsArgsPerCheck {
-		t.Errorf("header of %d values (room for %d), want %d (%d)", len(args), cap(args),
+	if len(args) != factsHeaderLen || cap(args) < factsHeaderLen+3*factsArgsPerCheck {
+		t.Errorf("header of %d values (room for %d), want %d (room for at least %d)", len(args), cap(args),
 			factsHeaderLen, factsHeaderLen+3*factsArgsPerCheck)
 	}
 	for i, a := range args {
