@@ -632,6 +632,9 @@ func (b *bench) latencyRun(run int) (float64, error) {
 	after, _ := env.snapshot()
 	x.stop()
 	nt.stop()
+	if b.o.commands {
+		printCommands(before, after, sent)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	p50, p95, p99 := percentiles(samples)
