@@ -13,7 +13,9 @@ import (
 // constants). So the script runs with literal numbers, and Go decodes with constant indexes.
 //
 // Adding a value: add its constant, its row in the table beside it and its line in the script's
-// head comment (TestFactsScriptComment compares them), then write it in the script by name.
+// head comment (TestFactsScriptComment compares them), then write it in the script by name, as a
+// string, a number or false for absent (flags are 1/0: a packed reply joins the values with
+// table.concat, which refuses true).
 
 // ARGV header, shared by every check. Groups of more than one value take their width from the
 // line after them (iota + width - 1).
