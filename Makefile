@@ -42,9 +42,16 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-# BENCH_FLAGS=--quick for a ten times smaller smoke run
+# BENCH_FLAGS=--quick for a ten times smaller smoke run. BENCH_BASELINE is a git revision built
+# and measured in the same run, its figures printed beside this tree's: by default the tree
+# before performance round two (issue 20); BENCH_BASELINE= skips it.
+BENCH_BASELINE ?= 77426bd
 bench: build test-deps
-	$(GO) run ./cmd/flapjack-bench --binary $(BIN) $(BENCH_FLAGS)
+	@if [ -n "$(BENCH_BASELINE)" ]; then \
+		rm -rf bin/baseline-src && mkdir -p bin/baseline-src && \
+		git archive $(BENCH_BASELINE) | tar -x -C bin/baseline-src && \
+		(cd bin/baseline-src && $(GO) build -o ../flapjack-baseline ./cmd/flapjack) && rm -rf bin/baseline-src; fi
+	$(GO) run ./cmd/flapjack-bench --binary $(BIN) $(if $(BENCH_BASELINE),--baseline bin/flapjack-baseline) $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin

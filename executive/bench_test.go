@@ -8,6 +8,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -67,4 +68,40 @@ func benchmarkExecutive(b *testing.B, cfg Config) {
 		events += n
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkDecide guards the pure decision of the commonest event, an ok result for a check that
+// was ok, and of a new failure that notifies: no Redis, so allocations per event are exact.
+func BenchmarkDecide(b *testing.B) {
+	keys := schema.NewKeys("")
+	d := New(Options{Keys: keys, Config: DefaultConfig(), Clock: clock.Real{}}).decider
+	const now = 1767607200
+	for _, c := range []struct {
+		name, raw string
+		facts     model.CheckFacts
+	}{
+		{"ok-on-ok", `{"entity":"host-1.example.com","check":"HTTP","type":"service","state":"ok","summary":"all is well","time":1767607200}`,
+			model.CheckFacts{ID: "host-1.example.com:HTTP", Entity: "host-1.example.com", Check: "HTTP", State: "ok",
+				LastChange: now - 3600, Revision: 9, LastEventTime: now - 60, Summary: "all is well",
+				InitialFailureDelay: 30, RepeatFailureDelay: 60, HasInitialFailureDelay: true, HasRepeatFailureDelay: true}},
+		{"new-failure", `{"entity":"host-1.example.com","check":"HTTP","type":"service","state":"critical","summary":"HTTP 500","time":1767607200}`,
+			model.CheckFacts{ID: "host-1.example.com:HTTP", Entity: "host-1.example.com", Check: "HTTP", State: "ok",
+				LastChange: now - 3600, Revision: 9, LastEventTime: now - 60, Summary: "all is well", NotificationsRead: true,
+				InitialFailureDelay: 0, RepeatFailureDelay: 60, HasInitialFailureDelay: true, HasRepeatFailureDelay: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ev, err := schema.ParseEvent([]byte(c.raw))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var view checkView
+			b.ReportAllocs()
+			for b.Loop() {
+				out := d.decide(&ev, c.raw, &c.facts, now, 0, &view)
+				if out.record.Ops.Len() == 0 {
+					b.Fatal("nothing written")
+				}
+			}
+		})
+	}
 }

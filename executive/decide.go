@@ -42,8 +42,10 @@ type decision struct {
 func seconds(d time.Duration) int64 { return int64(d / time.Second) }
 
 // decide applies reference §2.2-2.8 with the SPEC 4 decisions. raw is the claimed item (removed
-// from the processing list with the writes), seq its claim number (0 when unknown).
-func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now, seq int64) decision {
+// from the processing list with the writes), seq its claim number (0 when unknown). view is the
+// caller's scratch space, overwritten: the filters take it by pointer, which would otherwise
+// cost every event a heap copy of its facts.
+func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now, seq int64, view *checkView) decision {
 	out := decision{record: model.Record{Item: raw, Guards: []model.Guard{{Key: d.keys.Check(f.ID), Revision: f.Revision}}}}
 	ops := &out.record.Ops
 	w := model.NewCheckWriter(d.keys, ev.Entity, ev.Check, ops)
@@ -52,7 +54,7 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 		w.CreateEntity(schema.NewEntityID(ev.Entity))
 	}
 
-	view := checkView{
+	*view = checkView{
 		facts:        *f,
 		state:        f.State,
 		lastChange:   f.LastChange,
@@ -90,7 +92,7 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 			}
 			skipFilters = ev.IsOK()
 		}
-		d.recordService(ev, f, &view, w, now, seq)
+		d.recordService(ev, f, view, w, now, seq)
 		d.cfg.Staleness.Arm(ops, d.keys, ev, now)
 	default:
 		out.record.Counter = "action"
@@ -107,16 +109,16 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 		out.verdict, out.reason = VerdictNewCheck, "first ok of a new check in maintenance"
 	} else {
 		for _, filter := range d.filters {
-			if blocked, reason := filter.Check(ev, &view, now, &in); blocked {
+			if blocked, reason := filter.Check(ev, view, now, &in); blocked {
 				out.verdict, out.filter, out.reason = VerdictBlocked, filter.Name(), reason
 				break
 			}
 		}
 	}
 
-	d.applyIntents(&in, &view, w, now)
+	d.applyIntents(&in, view, w, now)
 	if out.verdict == VerdictNotified {
-		out.notification = d.notify(ev, f, &view, &in, w, now, seq)
+		out.notification = d.notify(ev, f, view, &in, w, now, seq)
 	}
 	w.SyncCurrentMaintenance(schema.Scheduled, view.scheduled, f.ScheduledMaintenance, f.ScheduledCurrent, now)
 	w.SyncCurrentMaintenance(schema.Unscheduled, view.unscheduled, f.UnscheduledMaintenance, f.UnscheduledCurrent, now)

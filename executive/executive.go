@@ -248,6 +248,9 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 	}
 	defer conn.Close()
 
+	var counts verdictCounts
+	var view checkView
+	defer counts.flush(x.metrics)
 	conflictRounds := 0
 	for round := 0; len(pending) > 0 || len(rejected) > 0; round++ {
 		// Rounds for later events of the same check are expected (one per event); only rounds
@@ -272,7 +275,7 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 		indexes := model.NewIndexes(now.Unix())
 		for i := range current {
 			p := &current[i]
-			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq)
+			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq, &view)
 			records = append(records, decisions[i].record)
 			if decisions[i].touched {
 				indexes.Touch(p.event.Entity, p.event.Check)
@@ -299,14 +302,14 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 			return res, err
 		}
 		res.Finished += len(rejected)
-		x.metrics.events.WithLabelValues("invalid", VerdictRejected).Add(float64(len(rejected)))
+		counts.add("invalid", VerdictRejected, len(rejected))
 		rejected = nil
 		var retry []pendingEvent
 		for i, st := range statuses[:len(current)] {
 			switch st {
 			case model.Applied:
 				res.Finished++
-				x.observe(&current[i].event, &decisions[i])
+				x.observe(&current[i].event, &decisions[i], &counts)
 				if n := decisions[i].notification; n != nil {
 					res.Notifications = append(res.Notifications, *n)
 				}
@@ -343,7 +346,7 @@ func (x *Executive) parse(batch queue.Batch, now time.Time) ([]pendingEvent, []m
 		if batch.FirstSequence > 0 {
 			seq = batch.FirstSequence + int64(i)
 		}
-		ev, err := schema.ParseEvent([]byte(raw))
+		ev, err := schema.ParseEventString(raw)
 		if err != nil {
 			rejected = append(rejected, x.rejectRecord(raw, err, now))
 			continue
@@ -395,18 +398,31 @@ func factsRequest(ev *schema.Event) model.FactsRequest {
 	return model.FactsRequest{Entity: ev.Entity, Check: ev.Check, Mode: mode}
 }
 
+// checkName keys a check without building its id string.
+type checkName struct{ entity, check string }
+
 // splitRound takes the first pending event of every check (in claim order); later events of the
-// same checks wait for the next round.
+// same checks wait for the next round. A batch whose checks are all different (the common case)
+// is returned as it is.
 func splitRound(pending []pendingEvent) (current, deferred []pendingEvent) {
-	seen := make(map[string]bool, len(pending))
-	for _, p := range pending {
-		id := p.event.ID()
-		if seen[id] {
-			deferred = append(deferred, p)
+	seen := make(map[checkName]struct{}, len(pending))
+	for i := range pending {
+		ev := &pending[i].event
+		k := checkName{ev.Entity, ev.Check}
+		if _, dup := seen[k]; dup {
+			if current == nil {
+				current = append(make([]pendingEvent, 0, len(pending)), pending[:i]...)
+			}
+			deferred = append(deferred, pending[i])
 			continue
 		}
-		seen[id] = true
-		current = append(current, p)
+		seen[k] = struct{}{}
+		if current != nil {
+			current = append(current, pending[i])
+		}
+	}
+	if current == nil {
+		return pending, nil
 	}
 	return current, deferred
 }
@@ -419,8 +435,8 @@ func mergeRetries(retry, deferred []pendingEvent) []pendingEvent {
 	return append(retry, deferred...)
 }
 
-func (x *Executive) observe(ev *schema.Event, d *decision) {
-	x.metrics.events.WithLabelValues(ev.Type, d.verdict).Inc()
+func (x *Executive) observe(ev *schema.Event, d *decision, counts *verdictCounts) {
+	counts.add(ev.Type, d.verdict, 1)
 	switch d.verdict {
 	case VerdictNotified:
 		x.metrics.notifications.WithLabelValues(d.notification.Type).Inc()

@@ -71,3 +71,31 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) instanceStats() map[string]int64 {
 	return map[string]int64{"processed": m.processed.Load()}
 }
+
+// verdictCounts gathers a batch's events by type and verdict, so the counters are updated once
+// per batch and verdict rather than looked up by label for every event.
+type verdictCounts []verdictCount
+
+type verdictCount struct {
+	typ, verdict string
+	n            int
+}
+
+func (c *verdictCounts) add(typ, verdict string, n int) {
+	if n == 0 {
+		return
+	}
+	for i := range *c {
+		if e := &(*c)[i]; e.typ == typ && e.verdict == verdict {
+			e.n += n
+			return
+		}
+	}
+	*c = append(*c, verdictCount{typ, verdict, n})
+}
+
+func (c verdictCounts) flush(m *Metrics) {
+	for _, e := range c {
+		m.events.WithLabelValues(e.typ, e.verdict).Add(float64(e.n))
+	}
+}

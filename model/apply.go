@@ -1,9 +1,13 @@
 package model
 
 import (
+	"crypto/sha1"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -11,8 +15,54 @@ import (
 var (
 	//go:embed scripts/apply.lua
 	applySource string
-	applyScript = redis.NewScript(0, applySource)
+	applyScript = newScript(applySource)
 )
+
+// script is a Lua script run by EVALSHA, loaded by the first EVAL after a NOSCRIPT, as redigo's
+// Script.Do does; but run takes the arguments with room left at their head, where Script.Do
+// copies each argument list of every batch to prepend the hash.
+type script struct {
+	*redis.Script
+	src, sha string
+}
+
+// scriptHead is the room run needs at the head of its arguments (hash, key count).
+const scriptHead = 2
+
+func newScript(src string) script {
+	h := sha1.Sum([]byte(src))
+	return script{Script: redis.NewScript(0, src), src: src, sha: hex.EncodeToString(h[:])}
+}
+
+// argsPool recycles the argument lists of script calls: a batch's list holds a few thousand
+// values, and allocating it anew for every batch is a good part of the garbage per event.
+var argsPool sync.Pool
+
+// newArgs returns an empty argument list with room for size values, from argsPool when it has one.
+func newArgs(size int) []any {
+	if p, ok := argsPool.Get().(*[]any); ok && cap(*p) >= size {
+		return (*p)[:0]
+	}
+	return make([]any, 0, size)
+}
+
+// recycle clears args (dropping what they reference) and keeps them for newArgs.
+func recycle(args []any) {
+	clear(args)
+	args = args[:0]
+	argsPool.Put(&args)
+}
+
+// run calls the script with args[scriptHead:]; it writes args[:scriptHead].
+func (s script) run(conn redis.Conn, args []any) (any, error) {
+	args[0], args[1] = s.sha, 0
+	reply, err := conn.Do("EVALSHA", args...)
+	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+		args[0] = s.src
+		reply, err = conn.Do("EVAL", args...)
+	}
+	return reply, err
+}
 
 // Ops is an ordered list of Redis writes, built by the domain functions of this package and
 // executed by Apply inside one script.
@@ -21,7 +71,13 @@ type Ops struct {
 	n    int
 }
 
+// opsCap is the room a record's ops start with: most events write one hash of a few fields.
+const opsCap = 16
+
 func (o *Ops) add(cmd string, args ...any) {
+	if o.args == nil {
+		o.args = make([]any, 0, max(opsCap, 2+len(args)))
+	}
 	o.args = append(o.args, cmd, len(args))
 	o.args = append(o.args, args...)
 	o.n++
@@ -36,7 +92,12 @@ const maxOpArgs = 1000
 func (o *Ops) addSplit(cmd, key string, items []any, step int) {
 	for {
 		n := min(len(items), maxOpArgs-maxOpArgs%step)
-		o.add(cmd, append([]any{key}, items[:n]...)...)
+		if o.args == nil {
+			o.args = make([]any, 0, max(opsCap, 3+n))
+		}
+		o.args = append(o.args, cmd, 1+n, key)
+		o.args = append(o.args, items[:n]...)
+		o.n++
 		items = items[n:]
 		if len(items) == 0 {
 			return
@@ -147,12 +208,15 @@ type ApplyTarget struct {
 }
 
 // ApplyArgs builds the script arguments; exposed for pipelining several stages' writes.
-func ApplyArgs(t ApplyTarget, records []Record) []any {
-	size := 6
+func ApplyArgs(t ApplyTarget, records []Record) []any { return applyArgs(0, t, records) }
+
+// applyArgs builds the script arguments after head free values.
+func applyArgs(head int, t ApplyTarget, records []Record) []any {
+	size := head + 6
 	for i := range records {
 		size += 4 + 2*len(records[i].Guards) + len(records[i].Ops.args)
 	}
-	args := make([]any, 0, size)
+	args := newArgs(size)[:head]
 	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records))
 	for i := range records {
 		r := &records[i]
@@ -206,7 +270,9 @@ func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 			}
 		}
 	}
-	statuses, err := decodeApply(applyScript.Do(conn, ApplyArgs(t, records)...))
+	args := applyArgs(scriptHead, t, records)
+	statuses, err := decodeApply(applyScript.run(conn, args))
+	recycle(args)
 	if err != nil {
 		return statuses, err
 	}

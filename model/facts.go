@@ -8,6 +8,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -19,7 +20,7 @@ var (
 	//go:embed scripts/check_facts.lua
 	checkFactsSource string
 	// checkFactsScript has the positions of facts_layout.go substituted for their names.
-	checkFactsScript = redis.NewScript(0, mustExpandFacts(checkFactsSource))
+	checkFactsScript = newScript(mustExpandFacts(checkFactsSource))
 )
 
 // Notification kinds whose last timestamps are tracked (reference §2.5).
@@ -148,11 +149,12 @@ type FactsRequest struct {
 	Mode          FactsMode
 }
 
-// factsArgs returns the facts script's arguments for n checks, with the header filled in: the
-// suffixes of per-check keys and the global keys, all from package schema. The caller appends a
-// record of factsArgsPerCheck values per check.
+// factsArgs returns the facts script's arguments for n checks after scriptHead free values, with
+// the header filled in: the suffixes of per-check keys and the global keys, all from package
+// schema. The caller appends a record of factsArgsPerCheck values per check.
 func factsArgs(keys schema.Keys, now time.Time, n int) []any {
-	args := make([]any, factsHeaderLen, factsHeaderLen+factsArgsPerCheck*n)
+	head := newArgs(scriptHead + factsHeaderLen + factsArgsPerCheck*n)[:scriptHead+factsHeaderLen]
+	args := head[scriptHead:]
 	args[argNow] = now.Unix()
 	args[argChecks] = n
 	args[argScheduledMaintenances] = schema.MaintenancesSuffix(schema.Scheduled)
@@ -169,16 +171,56 @@ func factsArgs(keys schema.Keys, now time.Time, n int) []any {
 	args[argEntityIDsByName] = keys.EntityIDsByName()
 	args[argEntityIDPrefix] = keys.EntityID("")
 	args[argCurrentChecksPrefix] = keys.CurrentChecks("")
-	return args
+	args[argPacked] = "0"
+	return head
 }
 
-// ReadFacts reads the facts of every requested check at now, in one round trip.
+// ReadFacts reads the facts of every requested check at now, in one round trip (two in the rare
+// batch where a value holds the packing separator).
 func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsRequest) ([]CheckFacts, error) {
 	if len(reqs) == 0 {
 		return nil, nil
 	}
-	args := factsArgs(keys, now, len(reqs))
-	for _, r := range reqs {
+	out := make([]CheckFacts, len(reqs))
+	var again []int
+	err := readFacts(conn, keys, now, reqs, nil, true, func(i int, v *factsValues, ok bool) {
+		if !ok {
+			again = append(again, i)
+			return
+		}
+		out[i] = decodeFacts(reqs[i], v)
+	})
+	if err == nil && len(again) > 0 {
+		err = readFacts(conn, keys, now, reqs, again, false, func(i int, v *factsValues, _ bool) {
+			out[i] = decodeFacts(reqs[i], v)
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readFacts runs the script for reqs (only those at the indexes given, when some are) and hands
+// each check's values to use, with ok false for a packed reply that cannot be split for certain.
+func readFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsRequest, only []int, packed bool,
+	use func(i int, v *factsValues, ok bool)) error {
+	n := len(reqs)
+	if only != nil {
+		n = len(only)
+	}
+	at := func(j int) int {
+		if only != nil {
+			return only[j]
+		}
+		return j
+	}
+	args := factsArgs(keys, now, n)
+	if packed {
+		args[scriptHead+argPacked] = "1"
+	}
+	for j := range n {
+		r := &reqs[at(j)]
 		id := schema.CheckID(r.Entity, r.Check)
 		var rec [factsArgsPerCheck]any
 		rec[recCheckHash] = keys.Check(id)
@@ -188,62 +230,120 @@ func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 		rec[recCheck] = r.Check
 		args = append(args, rec[:]...)
 	}
-	reply, err := redis.Values(checkFactsScript.Do(conn, args...))
+	reply, err := redis.Values(checkFactsScript.run(conn, args))
+	recycle(args)
 	if err != nil {
-		return nil, fmt.Errorf("read check facts: %w", err)
+		return fmt.Errorf("read check facts: %w", err)
 	}
-	if len(reply) != len(reqs) {
-		return nil, fmt.Errorf("read check facts: %d results for %d checks", len(reply), len(reqs))
+	if len(reply) != n {
+		return fmt.Errorf("read check facts: %d results for %d checks", len(reply), n)
 	}
-	out := make([]CheckFacts, len(reqs))
-	for i, r := range reqs {
-		vals, err := redis.Values(reply[i], nil)
+	var v factsValues
+	for j, one := range reply {
+		i := at(j)
+		ok, err := v.set(one)
 		if err != nil {
-			return nil, fmt.Errorf("read check facts of %s: %w", schema.CheckID(r.Entity, r.Check), err)
+			return fmt.Errorf("read check facts of %s: %w", schema.CheckID(reqs[i].Entity, reqs[i].Check), err)
 		}
-		out[i], err = decodeFacts(r, vals)
-		if err != nil {
-			return nil, fmt.Errorf("read check facts of %s: %w", schema.CheckID(r.Entity, r.Check), err)
-		}
+		use(i, &v, ok)
 	}
-	return out, nil
+	return nil
 }
 
-// decodeFacts reads one check's reply by the names of facts_layout.go.
-func decodeFacts(r FactsRequest, v []any) (CheckFacts, error) {
-	if len(v) != numFactsSlots {
-		return CheckFacts{}, fmt.Errorf("%d values, want %d", len(v), numFactsSlots)
+// factsValue is one value of the facts reply ("" when absent: for every fact, an empty value
+// means the same as none).
+type factsValue = string
+
+// factsValues is one check's reply, by slot.
+type factsValues [numFactsSlots]factsValue
+
+// factsSeparator joins a check's values in a packed reply.
+const factsSeparator = "\x1f"
+
+// set reads one check's reply: a packed string (ok is false when its separators do not add up,
+// because a value holds the byte) or an array. Packed values share one string: one copy per check.
+func (v *factsValues) set(reply any) (ok bool, err error) {
+	switch x := reply.(type) {
+	case []byte:
+		s := string(x)
+		if strings.Count(s, factsSeparator) != numFactsSlots-1 {
+			return false, nil
+		}
+		for j := range numFactsSlots - 1 {
+			k := strings.IndexByte(s, factsSeparator[0])
+			v[j], s = s[:k], s[k+1:]
+		}
+		v[numFactsSlots-1] = s
+		return true, nil
+	case []any:
+		if len(x) != numFactsSlots {
+			return false, fmt.Errorf("%d values, want %d", len(x), numFactsSlots)
+		}
+		for j, e := range x {
+			v[j] = str(e)
+		}
+		return true, nil
 	}
+	return false, fmt.Errorf("unexpected reply %T", reply)
+}
+
+// decodeFacts reads one check's values by the names of facts_layout.go.
+func decodeFacts(r FactsRequest, v *factsValues) CheckFacts {
 	f := CheckFacts{ID: schema.CheckID(r.Entity, r.Check), Entity: r.Entity, Check: r.Check}
-	f.State = str(v[slotState])
-	f.LastChange = num(v[slotLastChange])
-	f.Revision = num(v[slotRevision])
-	f.LastEventTime = num(v[slotLastEventTime])
-	f.LastSequence = num(v[slotLastSequence])
-	f.InitialFailureDelay, f.HasInitialFailureDelay = optNum(v[slotInitialFailureDelay])
-	f.RepeatFailureDelay, f.HasRepeatFailureDelay = optNum(v[slotRepeatFailureDelay])
-	f.ScheduledMaintenance = Window{Start: num(v[slotSMStart]), End: num(v[slotSMEnd])}
-	f.ScheduledCurrent = str(v[slotSMCurrent])
-	f.UnscheduledMaintenance = Window{Start: num(v[slotUMStart]), End: num(v[slotUMEnd])}
-	f.UnscheduledCurrent = str(v[slotUMCurrent])
+	f.State = v[slotState]
+	f.LastChange = valueNum(v[slotLastChange])
+	f.Revision = valueNum(v[slotRevision])
+	f.LastEventTime = valueNum(v[slotLastEventTime])
+	f.LastSequence = valueNum(v[slotLastSequence])
+	f.InitialFailureDelay, f.HasInitialFailureDelay = valueOptNum(v[slotInitialFailureDelay])
+	f.RepeatFailureDelay, f.HasRepeatFailureDelay = valueOptNum(v[slotRepeatFailureDelay])
+	f.ScheduledMaintenance = Window{Start: valueNum(v[slotSMStart]), End: valueNum(v[slotSMEnd])}
+	f.ScheduledCurrent = v[slotSMCurrent]
+	f.UnscheduledMaintenance = Window{Start: valueNum(v[slotUMStart]), End: valueNum(v[slotUMEnd])}
+	f.UnscheduledCurrent = v[slotUMCurrent]
 	for k := range numKinds {
-		f.LastNotified[k] = num(v[slotLastNotified+k])
+		f.LastNotified[k] = valueNum(v[slotLastNotified+k])
 	}
 	for j := range factsHistoryLen {
 		e := v[slotHistory+j*factsHistoryFields:][:factsHistoryFields]
-		if e[histTime] == nil {
+		if e[histTime] == "" {
 			break
 		}
-		f.History = append(f.History, HistoryEntry{Time: num(e[histTime]), State: str(e[histState]), Summary: str(e[histSummary])})
+		if f.History == nil {
+			f.History = make([]HistoryEntry, 0, factsHistoryLen)
+		}
+		f.History = append(f.History, HistoryEntry{Time: valueNum(e[histTime]), State: e[histState], Summary: e[histSummary]})
 	}
-	f.EntityID = str(v[slotEntityID])
-	f.Summary = str(v[slotSummary])
-	f.Enabled = num(v[slotEnabled]) == 1
-	f.NotificationsRead = num(v[slotHistoryRead]) == 1
-	f.Details = str(v[slotDetails])
-	f.LastNotificationKind = str(v[slotLastNotificationKind])
-	f.NotifiedSeverity = str(v[slotNotifiedSeverity])
-	return f, nil
+	f.EntityID = v[slotEntityID]
+	f.Summary = v[slotSummary]
+	f.Enabled = valueNum(v[slotEnabled]) == 1
+	f.NotificationsRead = valueNum(v[slotHistoryRead]) == 1
+	f.Details = v[slotDetails]
+	f.LastNotificationKind = v[slotLastNotificationKind]
+	f.NotifiedSeverity = v[slotNotifiedSeverity]
+	return f
+}
+
+func valueNum(v factsValue) int64 {
+	n, _ := valueOptNum(v)
+	return n
+}
+
+// valueOptNum parses a number the script read (Redis stores integers; Lua renders a computed
+// one with a fraction if it has one, which is truncated as Redis's integer reply would be).
+func valueOptNum(v factsValue) (int64, bool) {
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(v, 64)
+		if ferr != nil {
+			return 0, false
+		}
+		return int64(f), true
+	}
+	return n, true
 }
 
 func str(v any) string {

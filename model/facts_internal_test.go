@@ -12,30 +12,53 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// benchFactsReply is one check's reply as redigo hands it over for a failing check read in
-// ModeEvent: bulk strings as []byte, Lua numbers as int64, false as nil.
-func benchFactsReply() []any {
-	b := func(s string) any { return []byte(s) }
-	ts := func(n int64) any { return []byte(strconv.FormatInt(n, 10)) }
+// benchFactsReply is one check's reply, packed as check_facts.lua packs it, for a failing check
+// read in ModeEvent, as redigo hands it over.
+func benchFactsReply() []byte {
+	ts := func(n int64) string { return strconv.FormatInt(n, 10) }
 	const now = 1767607200
-	return []any{
-		b("critical"), ts(now - 600), ts(7), ts(now - 30), ts(41), ts(30), ts(60),
-		nil, nil, nil,
-		int64(now - 600), int64(now + 3000), ts(now - 600),
-		ts(now - 500), nil, ts(now - 500), nil, ts(now - 7000), nil, nil,
-		ts(now - 600), b("critical"), b("HTTP 500"), ts(now - 3600), b("warning"), b("slow"),
-		nil, b("HTTP 500"), nil, int64(1),
-		b("body: oops"), b("critical"), b("critical"),
+	values := []string{
+		"critical", ts(now - 600), ts(7), ts(now - 30), ts(41), ts(30), ts(60),
+		"", "", "",
+		ts(now - 600), ts(now + 3000), ts(now - 600),
+		ts(now - 500), "", ts(now - 500), "", ts(now - 7000), "", "",
+		ts(now - 600), "critical", "HTTP 500", ts(now - 3600), "warning", "slow",
+		"", "HTTP 500", "", ts(1),
+		"body: oops", "critical", "critical",
+	}
+	return []byte(strings.Join(values, factsSeparator))
+}
+
+// BenchmarkDecodeFacts guards the reply parsing of one check's facts: one copy of the reply,
+// which the values share, and the two-entry history.
+func BenchmarkDecodeFacts(b *testing.B) {
+	r := FactsRequest{Entity: "app-01.example.com", Check: "HTTP", Mode: ModeEvent}
+	reply := benchFactsReply()
+	var v factsValues
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, err := v.set(reply); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+		if f := decodeFacts(r, &v); f.Revision != 7 || len(f.History) != 2 || f.Details != "body: oops" {
+			b.Fatalf("decoded %+v", f)
+		}
 	}
 }
 
-func BenchmarkDecodeFacts(b *testing.B) {
-	r := FactsRequest{Entity: "app-01.example.com", Check: "HTTP", Mode: ModeEvent}
-	v := benchFactsReply()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := decodeFacts(r, v); err != nil {
-			b.Fatal(err)
+// TestFactsValuesMalformed: a packed reply whose separators do not add up is refused (then read
+// again unpacked); a reply of another shape is an error.
+func TestFactsValuesMalformed(t *testing.T) {
+	full := benchFactsReply()
+	var v factsValues
+	for _, reply := range [][]byte{nil, full[:20], append([]byte("a\x1fb"), full...)} {
+		if ok, err := v.set(reply); ok || err != nil {
+			t.Errorf("%.30q...: ok %v, error %v; want a refusal", reply, ok, err)
+		}
+	}
+	for _, reply := range []any{int64(3), []any{[]byte("ok")}} {
+		if _, err := v.set(reply); err == nil {
+			t.Errorf("%v: no error", reply)
 		}
 	}
 }
@@ -55,9 +78,9 @@ func TestFactsLayout(t *testing.T) {
 	if _, err := expandFacts("r[${no_such_slot}]"); err == nil {
 		t.Error("an unknown name expanded")
 	}
-	args := factsArgs(schema.NewKeys("fj:"), time.Unix(1767607200, 0), 3)
-	if len(args) != factsHeaderLen || cap(args) != factsHeaderLen+3*factsArgsPerCheck {
-		t.Errorf("header of %d values (room for %d), want %d (%d)", len(args), cap(args),
+	args := factsArgs(schema.NewKeys("fj:"), time.Unix(1767607200, 0), 3)[scriptHead:]
+	if len(args) != factsHeaderLen || cap(args) < factsHeaderLen+3*factsArgsPerCheck {
+		t.Errorf("header of %d values (room for %d), want %d (room for at least %d)", len(args), cap(args),
 			factsHeaderLen, factsHeaderLen+3*factsArgsPerCheck)
 	}
 	for i, a := range args {

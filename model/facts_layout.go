@@ -13,7 +13,9 @@ import (
 // constants). So the script runs with literal numbers, and Go decodes with constant indexes.
 //
 // Adding a value: add its constant, its row in the table beside it and its line in the script's
-// head comment (TestFactsScriptComment compares them), then write it in the script by name.
+// head comment (TestFactsScriptComment compares them), then write it in the script by name, as a
+// string, a number or false for absent (flags are 1/0: a packed reply joins the values with
+// table.concat, which refuses true).
 
 // ARGV header, shared by every check. Groups of more than one value take their width from the
 // line after them (iota + width - 1).
@@ -32,6 +34,7 @@ const (
 	argEntityIDsByName       // key all_entity_ids_by_name
 	argEntityIDPrefix        // prefix of entity_id:ENTITY
 	argCurrentChecksPrefix   // prefix of current_checks:ENTITY
+	argPacked                // "1": one joined string per check, "0": an array
 	factsHeaderLen
 )
 
@@ -113,6 +116,7 @@ var factsTables = []factsTable{
 		{"entity_ids_by_name", argEntityIDsByName, 1},
 		{"entity_id_prefix", argEntityIDPrefix, 1},
 		{"current_checks_prefix", argCurrentChecksPrefix, 1},
+		{"packed", argPacked, 1},
 	}},
 	{"ARGV record", factsArgsPerCheck, []factsName{
 		{"check_hash", recCheckHash, 1},
@@ -155,6 +159,7 @@ var factsTables = []factsTable{
 // factsCounts are the sizes the script needs, substituted as they are.
 var factsCounts = map[string]int{
 	"header_len":     factsHeaderLen,
+	"slots":          numFactsSlots,
 	"args_per_check": factsArgsPerCheck,
 	"kinds":          numKinds,
 	"history_len":    factsHistoryLen,

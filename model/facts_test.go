@@ -56,6 +56,10 @@ func TestReadFacts(t *testing.T) {
 			db.Do(t, "ZADD", keys.SortedStateTimestamps(ping), n-86400, n-86400)
 			db.Do(t, "SET", keys.StateAt(ping, n-86400), "ok")
 
+			// A value holding the byte that joins a packed reply is read again unpacked.
+			odd := schema.CheckID(app, "Odd")
+			db.Do(t, "HSET", keys.Check(odd), "state", "warning", "revision", 2, "summary", "a\x1fb", "details", "\x1f")
+
 			db.Do(t, "HSET", keys.EntityIDsByName(), db1, "2")
 			db.Do(t, "SET", keys.EntityID(legacy), "3")
 
@@ -90,10 +94,12 @@ func TestReadFacts(t *testing.T) {
 				{Entity: app, Check: "HTTP", Mode: model.ModeMaintenance},
 				{Entity: app, Check: "Ping", Mode: model.ModeEventOK},
 				{Entity: app, Check: "Ping", Mode: model.ModeEvent},
+				{Entity: app, Check: "Odd", Mode: model.ModeMaintenance},
 				{Entity: db1, Check: "Disk", Mode: model.ModeEventOK},
 				{Entity: legacy, Check: "Load", Mode: model.ModeRollup},
 			}
 			want := []model.CheckFacts{full, full, rollup, maint, pingBase, pingFull,
+				{ID: odd, Entity: app, Check: "Odd", State: "warning", Revision: 2, Summary: "a\x1fb", Details: "\x1f"},
 				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
 				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true}}
 
@@ -112,6 +118,37 @@ func TestReadFacts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadFactsManyChecks reads more checks than one EXISTS over window keys takes: the one
+// check with windows, in the last chunk, still gets them and its neighbours none.
+func TestReadFactsManyChecks(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	keys := schema.NewKeys("")
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	const n, maintained = 1200, 1100
+	reqs := make([]model.FactsRequest, n)
+	for i := range reqs {
+		reqs[i] = model.FactsRequest{Entity: "host-" + strconv.Itoa(i), Check: "Ping", Mode: model.ModeMaintenance}
+	}
+	id := schema.CheckID(reqs[maintained].Entity, "Ping")
+	db.Do(t, "ZADD", keys.Maintenances(schema.Scheduled, id), 3600, now.Unix()-60)
+	conn := db.Conn(t)
+	defer conn.Close()
+	got, err := model.ReadFacts(conn, keys, now, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range got {
+		want := model.Window{}
+		if i == maintained {
+			want = model.Window{Start: now.Unix() - 60, End: now.Unix() + 3540}
+		}
+		if f.ScheduledMaintenance != want {
+			t.Errorf("check %d: scheduled maintenance %+v, want %+v", i, f.ScheduledMaintenance, want)
+		}
 	}
 }
 

@@ -15,7 +15,9 @@ type CheckWriter struct {
 
 // NewCheckWriter returns a writer for entity:check appending to ops.
 func NewCheckWriter(keys schema.Keys, entity, check string, ops *Ops) *CheckWriter {
-	return &CheckWriter{Keys: keys, ID: schema.CheckID(entity, check), Entity: entity, CheckName: check, Ops: ops}
+	// room for the check hash fields an event usually sets, in one allocation
+	return &CheckWriter{Keys: keys, ID: schema.CheckID(entity, check), Entity: entity, CheckName: check, Ops: ops,
+		checkFields: make([]any, 0, 12)}
 }
 
 // setCheck queues check hash fields for Flush.
@@ -185,16 +187,15 @@ func (w *CheckWriter) DeleteMaintenance(kind string, start int64) {
 // in one second, a scheduled window created again at the same start) is told apart by its end.
 // Decisions use the windows and the clock, never the key (SPEC 4.1).
 func (w *CheckWriter) SyncCurrentMaintenance(kind string, active, read Window, current string, now int64) {
-	key := w.Keys.CurrentMaintenance(kind, w.ID)
 	if active.Covers(now) {
 		start := formatInt(active.Start)
 		if current != start || active != read {
-			w.Ops.SetEx(key, start, active.End-now)
+			w.Ops.SetEx(w.Keys.CurrentMaintenance(kind, w.ID), start, active.End-now)
 		}
 		return
 	}
 	if current != "" {
-		w.Ops.Del(key)
+		w.Ops.Del(w.Keys.CurrentMaintenance(kind, w.ID))
 	}
 }
 

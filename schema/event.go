@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/flapjackgo/flapjack/internal/text"
 )
@@ -128,6 +129,12 @@ func ParseEvent(raw []byte) (Event, error) {
 		return e, nil
 	}
 	return parseFull(raw)
+}
+
+// ParseEventString is ParseEvent of a claimed item, without copying it to a []byte first: the
+// parsers only read raw, and every string in the Event they return is a copy of its own.
+func ParseEventString(raw string) (Event, error) {
+	return ParseEvent(unsafe.Slice(unsafe.StringData(raw), len(raw)))
 }
 
 // parseFull reads any JSON with encoding/json: slower than parseFast, but it reads every shape,

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -26,13 +27,21 @@ import (
 
 // bench holds the results of the scenarios run.
 type bench struct {
-	o    options
-	rows []row
+	o     options
+	rows  []row
+	build string // the build being measured, "this build" or "baseline"
+}
+
+// add appends a row of the build being measured.
+func (b *bench) add(r row) {
+	r.build = b.build
+	b.rows = append(b.rows, r)
 }
 
 // row is one line of the summary table.
 type row struct {
 	scenario, target string
+	build            string
 	eventsPerSec     float64
 	p50, p95, p99    float64 // milliseconds; NaN when not measured
 	rssMiB           float64
@@ -40,6 +49,8 @@ type row struct {
 	cmdsPerEvent     float64
 	tripsPerEvent    float64
 	redisUsPerEvent  float64
+	execUsPerEvent   float64 // CPU of the flapjack processes per event
+	vsLpush          float64 // events/s over redis-benchmark LPUSH (50 clients, unpipelined) on the same Redis
 	note             string
 }
 
@@ -367,8 +378,8 @@ func (b *bench) printSummary() {
 	if len(b.rows) == 0 {
 		return
 	}
-	fmt.Println("\n| scenario | target | events/s | p50 ms | p95 ms | p99 ms | peak RSS MiB | Redis MiB | Redis cmds/event | requests/event | Redis µs/event | notes |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("\n| scenario | build | target | events/s | ÷ LPUSH | p50 ms | p95 ms | p99 ms | peak RSS MiB | Redis MiB | Redis cmds/event | requests/event | Redis µs/event | flapjack µs/event | notes |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	num := func(v float64, prec int) string {
 		if math.IsNaN(v) || v == 0 {
 			return "–"
@@ -376,10 +387,31 @@ func (b *bench) printSummary() {
 		return strconv.FormatFloat(v, 'f', prec, 64)
 	}
 	for _, r := range b.rows {
-		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.scenario, r.target,
-			num(r.eventsPerSec, 0), num(r.p50, 2), num(r.p95, 2), num(r.p99, 2), num(r.rssMiB, 1), num(r.redisMiB, 1),
-			num(r.cmdsPerEvent, 1), num(r.tripsPerEvent, 3), num(r.redisUsPerEvent, 1), r.note)
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.scenario, r.build, r.target,
+			num(r.eventsPerSec, 0), num(r.vsLpush, 2), num(r.p50, 2), num(r.p95, 2), num(r.p99, 2), num(r.rssMiB, 1), num(r.redisMiB, 1),
+			num(r.cmdsPerEvent, 1), num(r.tripsPerEvent, 3), num(r.redisUsPerEvent, 1), num(r.execUsPerEvent, 1), r.note)
 	}
+	fmt.Println("\nThe machine is shared: absolute rates drift between runs; CPU per event and the ratio to LPUSH on the same Redis compare better.")
+}
+
+// lpushRate runs redis-benchmark LPUSH (50 clients, unpipelined) against env's server: the
+// yardstick events/s are divided by, measured on the same Redis just before and after a run.
+func lpushRate(env *redisEnv) (float64, error) {
+	port := env.srv.Addr[strings.LastIndexByte(env.srv.Addr, ':')+1:]
+	out, err := exec.Command("redis-benchmark", "-p", port, "-t", "lpush", "-c", "50", "-n", "200000", "-P", "1", "--csv").Output()
+	if err != nil {
+		return 0, fmt.Errorf("redis-benchmark: %w", err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
+	if err != nil || len(recs) < 2 || len(recs[1]) < 2 {
+		return 0, fmt.Errorf("redis-benchmark: unexpected output %q", out)
+	}
+	rps, err := strconv.ParseFloat(recs[1][1], 64)
+	if err != nil {
+		return 0, fmt.Errorf("redis-benchmark: %w", err)
+	}
+	env.do("DEL", "mylist") // redis-benchmark's key
+	return rps, nil
 }
 
 // printCommands shows, per command, calls and Redis time per event between two snapshots.

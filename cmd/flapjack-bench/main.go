@@ -1,7 +1,9 @@
 // Command flapjack-bench measures flapjack (`make bench`): it starts its own redis-server, runs
 // the real flapjack binary as separate processes over generated event streams, and prints
-// events/s, latency percentiles, peak RSS, Redis memory, and Redis commands and round trips per
-// event, next to redis-benchmark's figure on the same machine as the ceiling.
+// events/s, latency percentiles, peak RSS, Redis memory, Redis commands and round trips per
+// event, and the CPU per event of flapjack and of Redis, next to redis-benchmark's figures on
+// the same machine (and on the same Redis, as a ratio that drifts less than absolute rates on a
+// shared machine). With --baseline, an older build is measured in the same run, side by side.
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 
 type options struct {
 	binary   string
+	baseline string
 	events   int
 	checks   int
 	quick    bool
@@ -27,10 +30,11 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.binary, "binary", "bin/flapjack", "the flapjack binary to measure")
+	flag.StringVar(&o.baseline, "baseline", "", "an older flapjack binary measured in the same run, its figures printed beside the current ones (executive, scaling, pipeline, server, latency)")
 	flag.IntVar(&o.events, "events", 1_000_000, "events in the executive throughput scenario")
 	flag.IntVar(&o.checks, "checks", 100_000, "checks in the executive throughput scenario")
 	flag.BoolVar(&o.quick, "quick", false, "ten times smaller streams (a smoke run)")
-	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (ceiling,executive,checks,history,scaling,pipeline,latency,reports,nagios,stale,whatif,escalation)")
+	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (ceiling,executive,checks,history,scaling,pipeline,server,latency,reports,nagios,stale,whatif,escalation)")
 	flag.DurationVar(&o.latency, "latency-duration", 20*time.Second, "length of the latency run at 1,000 events/s")
 	flag.BoolVar(&o.commands, "commands", false, "print Redis's time per command for each measured run (where the time goes)")
 	flag.Parse()
@@ -42,35 +46,59 @@ func main() {
 	if _, err := os.Stat(o.binary); err != nil {
 		fatalf("no flapjack binary at %s (run `make build` first): %v", o.binary, err)
 	}
+	builds := []build{{name: "this build", binary: o.binary}}
+	if o.baseline != "" {
+		if _, err := os.Stat(o.baseline); err != nil {
+			fatalf("no baseline binary at %s: %v", o.baseline, err)
+		}
+		builds = []build{{name: "baseline", binary: o.baseline}, builds[0]}
+	}
 	b := &bench{o: o}
 	fmt.Printf("flapjack benchmark, %s\n%s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), machine())
+	// compared scenarios run once per build, the baseline first, so both meet the same machine
+	// within minutes of each other.
 	scenarios := []struct {
-		name string
-		run  func() error
+		name     string
+		run      func() error
+		compared bool
 	}{
-		{"ceiling", b.ceiling},
-		{"executive", b.executiveThroughput},
-		{"checks", b.checksIndependence},
-		{"history", b.historyIndependence},
-		{"scaling", b.twoExecutives},
-		{"pipeline", b.pipeline},
-		{"latency", b.latencyRun},
-		{"reports", b.reportReads},
-		{"nagios", b.nagiosIntake},
-		{"stale", b.staleTicks},
-		{"whatif", b.whatifRun},
-		{"escalation", b.escalationTick},
+		{"ceiling", b.ceiling, false},
+		{"executive", b.executiveThroughput, true},
+		{"checks", b.checksIndependence, false},
+		{"history", b.historyIndependence, false},
+		{"scaling", b.twoExecutives, true},
+		{"pipeline", b.pipeline, true},
+		{"server", b.server, true},
+		{"latency", b.latencyRuns, true},
+		{"reports", b.reportReads, false},
+		{"nagios", b.nagiosIntake, false},
+		{"stale", b.staleTicks, false},
+		{"whatif", b.whatifRun, false},
+		{"escalation", b.escalationTick, false},
 	}
 	for _, s := range scenarios {
 		if o.only != "" && !strings.Contains(","+o.only+",", ","+s.name+",") {
 			continue
 		}
-		if err := s.run(); err != nil {
-			fatalf("%s: %v", s.name, err)
+		runs := builds[len(builds)-1:]
+		if s.compared {
+			runs = builds
+		}
+		for _, bl := range runs {
+			b.build, b.o.binary = bl.name, bl.binary
+			if len(runs) > 1 {
+				fmt.Printf("-- %s (%s)\n", bl.name, bl.binary)
+			}
+			if err := s.run(); err != nil {
+				fatalf("%s (%s): %v", s.name, bl.name, err)
+			}
 		}
 	}
 	b.printSummary()
 }
+
+// build is one flapjack binary measured.
+type build struct{ name, binary string }
 
 func fatalf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "flapjack-bench: "+format+"\n", args...)

@@ -72,7 +72,7 @@ func (b *bench) nagiosIntake() error {
 	elapsed := time.Since(start)
 	rate := lines / elapsed.Seconds()
 	fmt.Printf("   %d lines read and queued in %v: %.0f lines/s (target 100,000)\n", lines, elapsed.Round(time.Millisecond), rate)
-	b.rows = append(b.rows, row{scenario: "nagios pipe intake", target: "≥ 100,000 lines/s", eventsPerSec: rate,
+	b.add(row{scenario: "nagios pipe intake", target: "≥ 100,000 lines/s", eventsPerSec: rate,
 		p50: math.NaN(), p95: math.NaN(), p99: math.NaN(), rssMiB: math.NaN(), redisMiB: math.NaN(),
 		cmdsPerEvent: math.NaN(), tripsPerEvent: math.NaN(), redisUsPerEvent: math.NaN(),
 		note: fmt.Sprintf("pipe %d bytes", stats.PipeSize.Load())})

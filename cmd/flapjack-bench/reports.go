@@ -79,7 +79,7 @@ func (b *bench) timeRoute(root, path string, checks, requests int) error {
 	}
 	p50, p95, p99 := percentiles(samples)
 	fmt.Printf("   GET %s over %d checks: p50/p95/p99 %.1f / %.1f / %.1f ms per request (%d KiB)\n", trimQuery(path), checks, p50, p95, p99, size/1024)
-	b.rows = append(b.rows, row{scenario: fmt.Sprintf("GET %s, %d checks", trimQuery(path), checks), target: "< 200 ms",
+	b.add(row{scenario: fmt.Sprintf("GET %s, %d checks", trimQuery(path), checks), target: "< 200 ms",
 		eventsPerSec: math.NaN(), p50: p50, p95: p95, p99: p99, note: fmt.Sprintf("%d requests, %d KiB each", requests, size/1024)})
 	return nil
 }

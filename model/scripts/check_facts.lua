@@ -24,6 +24,8 @@
 --   entity_ids_by_name         the key all_entity_ids_by_name
 --   entity_id_prefix           prefix of entity_id:ENTITY
 --   current_checks_prefix      prefix of current_checks:ENTITY
+--   packed                     "1": each check's reply is one string, its values joined by the
+--                                byte 0x1f (absent ones empty); "0": an array, as below
 -- ARGV record (one per check after the header, args_per_check values each):
 --   check_hash                 check:ID
 --   history_prefix             "ID:"
@@ -32,9 +34,10 @@
 --   check                      check name
 -- Mode "event-ok" skips notification and history reads when the stored state is ok (an ok event
 -- on an ok check can never notify); "rollup" adds the enabled flag; "maintenance" reads only
--- the check hash and maintenance windows (status). Checks without maintenance windows (nearly
--- all) cost one EXISTS for both kinds.
--- Returns N arrays, one per check, of these values (false = absent):
+-- the check hash and maintenance windows (status).
+-- Packed, Redis converts and Go decodes one string per check instead of every value apart; Go
+-- counts the separators and reads a check again unpacked when a value holds the byte itself.
+-- Returns N replies, one per check, of these values (false = absent), packed or as an array:
 --   state                      this and the next six: fields of the check hash
 --   last_change
 --   revision
@@ -74,7 +77,24 @@ local states_sfx = ARGV[${sorted_state_timestamps}]
 local state_sfx, summary_sfx = ARGV[${state_at}], ARGV[${summary_at}]
 local entity_ids = ARGV[${entity_ids_by_name}]
 local entity_id_prefix, current_prefix = ARGV[${entity_id_prefix}], ARGV[${current_checks_prefix}]
+local packed = ARGV[${packed}] == '1'
 local out = {}
+-- Whether each check has maintenance windows: nearly all have none, which one EXISTS over the
+-- window keys of many checks tells at once (in chunks the Lua stack can take); a chunk where
+-- some exist asks again check by check.
+local sm_keys, um_keys, has_windows = {}, {}, {}
+for first = 1, n, 500 do
+  local last, keys = math.min(n, first + 499), {}
+  for i = first, last do
+    local p = ARGV[${header_len} + (i - 1) * ${args_per_check} + ${history_prefix}]
+    sm_keys[i], um_keys[i] = p .. sm_sfx, p .. um_sorted_sfx
+    keys[#keys + 1], keys[#keys + 2] = sm_keys[i], um_keys[i]
+  end
+  local any = redis.call('EXISTS', unpack(keys)) > 0
+  for i = first, last do
+    has_windows[i] = any and redis.call('EXISTS', sm_keys[i], um_keys[i]) > 0
+  end
+end
 local base = ${header_len}
 for i = 1, n do
   local hash, p, mode = ARGV[base + ${check_hash}], ARGV[base + ${history_prefix}], ARGV[base + ${mode}]
@@ -88,8 +108,7 @@ for i = 1, n do
   r[${state}], r[${last_change}], r[${revision}], r[${last_event_time}] = h[1], h[2], h[3], h[4]
   r[${last_sequence}], r[${initial_failure_delay}], r[${repeat_failure_delay}] = h[5], h[6], h[7]
 
-  local sm_key, um_sorted = p .. sm_sfx, p .. um_sorted_sfx
-  local maintained = redis.call('EXISTS', sm_key, um_sorted) > 0
+  local sm_key, um_sorted, maintained = sm_keys[i], um_keys[i], has_windows[i]
   -- scheduled maintenance: the window covering now that ends last (windows may overlap)
   local sm = {}
   if maintained then sm = redis.call('ZRANGE', sm_key, 0, -1, 'WITHSCORES') end
@@ -141,6 +160,13 @@ for i = 1, n do
   end
   r[${history_read}] = full and 1 or 0
   r[${details}], r[${last_notification_kind}], r[${notified_severity}] = h[9], h[10], h[11]
-  out[i] = r
+  if packed then
+    for j = 1, ${slots} do
+      if not r[j] then r[j] = '' end
+    end
+    out[i] = table.concat(r, '\31')
+  else
+    out[i] = r
+  end
 end
 return out
