@@ -250,7 +250,7 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 
 	var counts verdictCounts
 	var view checkView
-	defer counts.flush(x.metrics)
+	defer func() { counts.flush(x.metrics) }() // not `defer counts.flush`: that would flush the empty slice it had here
 	conflictRounds := 0
 	for round := 0; len(pending) > 0 || len(rejected) > 0; round++ {
 		// Rounds for later events of the same check are expected (one per event); only rounds
