@@ -384,7 +384,9 @@ func (x *Executive) archiveRecord(items []string, now time.Time) model.Record {
 	for i, it := range items {
 		args[i] = it
 	}
-	rec.Ops.RPush(key, args...)
+	// Newest at the head, as Flapjack 1.x's BRPOPLPUSH leaves it: its readers (a mirror) read
+	// the list from the tail.
+	rec.Ops.LPush(key, args...)
 	rec.Ops.Expire(key, seconds(x.cfg.ArchiveMaxAge))
 	rec.Ops.SAdd(x.keys.KnownEventsArchiveKeys(), key)
 	return rec

@@ -274,3 +274,38 @@ func TestMirrorFollowRejectedEventRemovedBy1x(t *testing.T) {
 		t.Fatalf("report %+v, cursors %v", m.rep, m.cursors)
 	}
 }
+
+// The archive our own executive writes (executive.archive_events) is Flapjack 1.x's layout: a
+// mirror of it queues the events in the order the source processed them, and an executive here
+// ends with the same check states and histories.
+func TestMirrorAllOfOurExecutivesArchive(t *testing.T) {
+	t.Parallel()
+	src, dst := newSite(t, "source"), newSite(t, "dest")
+	cfg := executive.DefaultConfig()
+	cfg.ArchiveEvents, cfg.ArchiveMaxAge = true, time.Hour
+	src.x = executive.New(executive.Options{Pool: src.db.Pool, Keys: schema.NewKeys(""), Config: cfg, Clock: src.clk,
+		HeartbeatClock: clock.Real{}, Identity: queue.Identity{Host: "source-archiving", PID: 1}, Version: "test"})
+	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	pub := events.NewPublisher(src.db.Pool, schema.NewKeys(""), "")
+	var want []string
+	for i, state := range []string{"ok", "critical", "critical", "warning", "ok", "critical"} {
+		summary := fmt.Sprintf("%d %s", i, state)
+		want = append(want, summary)
+		if _, err := pub.PublishRaw(context.Background(), []byte(ev1x("web-01", "HTTP", state, summary, at))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.process(t, at)
+	rep, err := RunMirror(context.Background(), MirrorOptions{Source: src.db.Pool, SourceName: src.db.URL(), Dest: dst.db.Pool, All: true},
+		events.NewPublisher(dst.db.Pool, schema.NewKeys(""), ""), zap.NewNop())
+	if err != nil || rep.Queued != len(want) {
+		t.Fatalf("mirror: %+v, %v", rep, err)
+	}
+	if got := queuedSummaries(t, dst.db); !slices.Equal(got, want) {
+		t.Fatalf("queued %q, want the source's order %q", got, want)
+	}
+	dst.process(t, at)
+	if s, d := src.checkData(t), dst.checkData(t); !maps.Equal(s, d) {
+		t.Errorf("check data differ:\nsource %v\nhere   %v", s, d)
+	}
+}

@@ -230,6 +230,9 @@ func readArchiveHour(ctx context.Context, pool *redis.Pool, key string, h Histor
 			break
 		}
 	}
+	// The list holds the newest event at its head (Flapjack 1.x's layout): oldest first, then by
+	// time, events of one second keeping the order they were processed in.
+	slices.Reverse(out)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
 	return out, nil
 }
