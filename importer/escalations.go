@@ -3,8 +3,6 @@ package importer
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -38,46 +36,13 @@ func Escalations(ctx context.Context, conn redis.Conn, keys schema.Keys, data []
 	if err != nil {
 		return Report{}, err
 	}
-	var rep Report
-	bad := map[int]bool{}
-	type rec struct {
-		index  int
-		policy model.EscalationPolicy
-	}
-	firstUse := map[string]int{}
-	valid := parseRecords(raws, func(i int, raw json.RawMessage) (*rec, []Problem) {
+	rep, _, err := importKeyed(raws, func(i int, raw json.RawMessage) (*keyed[model.EscalationPolicy], []Problem) {
 		p, problems := ParsePolicy(i, raw)
-		return &rec{index: i, policy: p}, problems
-	}, func(i int, r *rec) []Problem {
-		if prev, dup := firstUse[r.policy.ID]; dup {
-			return []Problem{{Index: i, ID: r.policy.ID, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev)}}
-		}
-		firstUse[r.policy.ID] = i
-		return nil
-	}, &rep, bad)
-	policies := make([]model.EscalationPolicy, len(valid))
-	for i, r := range valid {
-		policies[i] = r.policy
-	}
-	res, err := model.PutEscalationPolicies(ctx, conn, keys, policies,
-		model.ReplaceOptions{Partial: opts.Partial, DryRun: opts.DryRun || (len(bad) > 0 && !opts.Partial)})
-	if err != nil {
-		return Report{}, err
-	}
-	for _, p := range res.Problems {
-		r := valid[p.Index]
-		reason := p.Reason
-		if errors.Is(p.Err, model.ErrNotFound) {
-			reason += " (import contacts first)"
-		}
-		rep.Problems = append(rep.Problems, Problem{Index: r.index, ID: r.policy.ID, Field: p.Field, Reason: reason})
-		bad[r.index] = true
-	}
-	if err := outcome(&rep, len(raws), bad, opts); err != nil {
-		return rep, err
-	}
-	rep.Writes = res.Writes
-	return rep, nil
+		return &keyed[model.EscalationPolicy]{index: i, id: p.ID, value: p}, problems
+	}, func(policies []model.EscalationPolicy, o model.ReplaceOptions) (model.BulkResult, error) {
+		return model.PutEscalationPolicies(ctx, conn, keys, policies, o)
+	}, opts)
+	return rep, err
 }
 
 var policyFields = map[string]bool{"id": true, "name": true, "entities": true, "regex_entities": true, "tags": true,

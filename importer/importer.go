@@ -218,6 +218,59 @@ func parseRecords[T any](raws []json.RawMessage, parse func(int, json.RawMessage
 	return valid
 }
 
+// keyed is a well-formed record of a file whose records each write one item named by its id
+// (notification rules, escalation policies).
+type keyed[V any] struct {
+	index int
+	id    string
+	value V
+}
+
+// importKeyed imports such a file: the records parsed, their ids unique in the file, the valid
+// ones written by put in one call (nothing when a record has a problem, unless Partial), and each
+// problem put finds traced back to its record. It returns the records written.
+func importKeyed[V any](raws []json.RawMessage, parse func(int, json.RawMessage) (*keyed[V], []Problem),
+	put func([]V, model.ReplaceOptions) (model.BulkResult, error), opts Options) (Report, []*keyed[V], error) {
+	var rep Report
+	bad := map[int]bool{}
+	firstUse := map[string]int{}
+	valid := parseRecords(raws, parse, func(i int, r *keyed[V]) []Problem {
+		if prev, dup := firstUse[r.id]; dup {
+			return []Problem{{Index: i, ID: r.id, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev)}}
+		}
+		firstUse[r.id] = i
+		return nil
+	}, &rep, bad)
+	values := make([]V, len(valid))
+	for i, r := range valid {
+		values[i] = r.value
+	}
+	res, err := put(values, model.ReplaceOptions{Partial: opts.Partial, DryRun: opts.DryRun || (len(bad) > 0 && !opts.Partial)})
+	if err != nil {
+		return Report{}, nil, err
+	}
+	for _, p := range res.Problems {
+		r := valid[p.Index]
+		reason := p.Reason
+		if errors.Is(p.Err, model.ErrNotFound) {
+			reason += " (import contacts first)"
+		}
+		rep.Problems = append(rep.Problems, Problem{Index: r.index, ID: r.id, Field: p.Field, Reason: reason})
+		bad[r.index] = true
+	}
+	if err := outcome(&rep, len(raws), bad, opts); err != nil {
+		return rep, nil, err
+	}
+	rep.Writes = res.Writes
+	var written []*keyed[V]
+	for _, r := range valid {
+		if !bad[r.index] {
+			written = append(written, r)
+		}
+	}
+	return rep, written, nil
+}
+
 // outcome turns the problems of a file into the report's counts and the returned error.
 func outcome(rep *Report, total int, bad map[int]bool, opts Options) error {
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Index < rep.Problems[j].Index })

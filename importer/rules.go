@@ -3,20 +3,12 @@ package importer
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
-
-// ruleRecord is a well-formed record of a rules file.
-type ruleRecord struct {
-	index int
-	rule  model.Rule
-}
 
 // Rules imports a Flapjack 1.x notification rules file: an array of rule objects, or
 // {"notification_rules": [...]}, each with the fields of a contact's notification_rules entry
@@ -30,50 +22,22 @@ func Rules(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byte, 
 	if err != nil {
 		return Report{}, err
 	}
-	var rep Report
-	bad := map[int]bool{}
-	firstUse := map[string]int{} // rule id -> record that uses it first
-	valid := parseRecords(raws, parseRuleRecord, func(i int, r *ruleRecord) []Problem {
-		if prev, dup := firstUse[r.rule.ID]; dup {
-			return []Problem{{Index: i, ID: r.rule.ID, Field: "id", Reason: fmt.Sprintf("duplicate of record %d", prev)}}
-		}
-		firstUse[r.rule.ID] = i
-		return nil
-	}, &rep, bad)
-	rules := make([]model.Rule, len(valid))
-	for i, r := range valid {
-		rules[i] = r.rule
-	}
-	res, err := model.PutRules(ctx, conn, keys, rules,
-		model.ReplaceOptions{Partial: opts.Partial, DryRun: opts.DryRun || (len(bad) > 0 && !opts.Partial)})
+	rep, written, err := importKeyed(raws, parseRuleRecord, func(rules []model.Rule, o model.ReplaceOptions) (model.BulkResult, error) {
+		return model.PutRules(ctx, conn, keys, rules, o)
+	}, opts)
 	if err != nil {
-		return Report{}, err
-	}
-	for _, p := range res.Problems {
-		r := valid[p.Index]
-		reason := p.Reason
-		if errors.Is(p.Err, model.ErrNotFound) {
-			reason += " (import contacts first)"
-		}
-		rep.Problems = append(rep.Problems, Problem{Index: r.index, ID: r.rule.ID, Field: p.Field, Reason: reason})
-		bad[r.index] = true
-	}
-	if err := outcome(&rep, len(raws), bad, opts); err != nil {
 		return rep, err
 	}
-	for _, r := range valid {
-		if !bad[r.index] {
-			rep.Notes = append(rep.Notes, model.RuleWarnings(r.rule)...)
-		}
+	for _, r := range written {
+		rep.Notes = append(rep.Notes, model.RuleWarnings(r.value)...)
 	}
-	rep.Writes = res.Writes
 	return rep, nil
 }
 
 // parseRuleRecord reads one record of a rules file. Its id is required: a generated one would
 // depend on the record's position in this file, and could collide with the ids generated for
 // rules imported with their contact.
-func parseRuleRecord(index int, raw json.RawMessage) (*ruleRecord, []Problem) {
+func parseRuleRecord(index int, raw json.RawMessage) (*keyed[model.Rule], []Problem) {
 	c := &check{index: index}
 	obj, ok := c.object(raw, "")
 	if !ok {
@@ -91,5 +55,5 @@ func parseRuleRecord(index int, raw json.RawMessage) (*ruleRecord, []Problem) {
 	if !ok {
 		return nil, c.problems
 	}
-	return &ruleRecord{index: index, rule: r}, nil
+	return &keyed[model.Rule]{index: index, id: r.ID, value: r}, nil
 }
