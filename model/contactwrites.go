@@ -154,6 +154,30 @@ type BulkResult struct {
 	Writes int
 }
 
+// checkItems validates items before any Redis read: each must pass validate and have an id
+// (named noun in messages) no earlier item has. It returns the problems found and the valid
+// items normalised (the zero value where refused).
+func checkItems[T any](items []T, noun string, validate func(T) error, id func(T) string, normalize func(T) T) (BulkResult, []T) {
+	res := BulkResult{Refused: make([]bool, len(items))}
+	norm := make([]T, len(items))
+	seen := map[string]int{}
+	for i, it := range items {
+		if err := validate(it); err != nil {
+			for _, f := range err.(*ValidationError).Errors {
+				res.refuse(i, f)
+			}
+			continue
+		}
+		if prev, dup := seen[id(it)]; dup {
+			res.refuse(i, FieldError{Field: "id", Reason: fmt.Sprintf("duplicate of %s %d", noun, prev)})
+			continue
+		}
+		seen[id(it)] = i
+		norm[i] = normalize(it)
+	}
+	return res, norm
+}
+
 // refuse records a problem of item i.
 func (r *BulkResult) refuse(i int, f FieldError) {
 	r.Problems = append(r.Problems, Problem{Index: i, FieldError: f})
@@ -770,23 +794,7 @@ func CreateRules(ctx context.Context, conn redis.Conn, keys schema.Keys, contact
 // contact's rule (Err ErrRuleTaken); problems are returned in the result and, unless
 // opts.Partial, stop the whole write. One atomic write, guarded against concurrent writers.
 func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Rule, opts ReplaceOptions) (BulkResult, error) {
-	static := BulkResult{Refused: make([]bool, len(rules))}
-	norm := make([]Rule, len(rules))
-	seen := map[string]int{}
-	for i, r := range rules {
-		if err := ValidateRule(r); err != nil {
-			for _, f := range err.(*ValidationError).Errors {
-				static.refuse(i, f)
-			}
-			continue
-		}
-		if prev, dup := seen[r.ID]; dup {
-			static.refuse(i, FieldError{Field: "id", Reason: fmt.Sprintf("duplicate of rule %d", prev)})
-			continue
-		}
-		seen[r.ID] = i
-		norm[i] = r.normalized()
-	}
+	static, norm := checkItems(rules, "rule", ValidateRule, func(r Rule) string { return r.ID }, Rule.normalized)
 	var res BulkResult
 	err := guarded(ctx, conn, keys, func(t *txn) (*Ops, error) {
 		res = BulkResult{Refused: append([]bool(nil), static.Refused...), Problems: append([]Problem(nil), static.Problems...)}

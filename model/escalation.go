@@ -147,23 +147,8 @@ func (p EscalationPolicy) normalized() EscalationPolicy {
 // or whose contacts do not exist; policies not named are left alone. Without opts.Partial any
 // problem writes nothing.
 func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Keys, policies []EscalationPolicy, opts ReplaceOptions) (BulkResult, error) {
-	static := BulkResult{Refused: make([]bool, len(policies))}
-	norm := make([]EscalationPolicy, len(policies))
-	seen := map[string]int{}
-	for i, p := range policies {
-		if err := ValidateEscalationPolicy(p); err != nil {
-			for _, f := range err.(*ValidationError).Errors {
-				static.refuse(i, f)
-			}
-			continue
-		}
-		if prev, dup := seen[p.ID]; dup {
-			static.refuse(i, FieldError{Field: "id", Reason: fmt.Sprintf("duplicate of policy %d", prev)})
-			continue
-		}
-		seen[p.ID] = i
-		norm[i] = p.normalized()
-	}
+	static, norm := checkItems(policies, "policy", ValidateEscalationPolicy, func(p EscalationPolicy) string { return p.ID },
+		EscalationPolicy.normalized)
 	var res BulkResult
 	err := guarded(ctx, conn, keys, func(t *txn) (*Ops, error) {
 		res = BulkResult{Refused: append([]bool(nil), static.Refused...), Problems: append([]Problem(nil), static.Problems...)}
