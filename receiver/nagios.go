@@ -67,19 +67,29 @@ func ParseNagiosLine(line string) (schema.Event, error) {
 	return ev, err
 }
 
-// parseNagios is ParseNagiosLine that also appends the event's JSON to buf (the reader encodes a
-// batch into one buffer) and returns the extended buffer; on error buf is returned unchanged.
-func parseNagios(line string, buf []byte) (schema.Event, []byte, error) {
+// pipeLine is a line of a pipe receiver (Nagios, nsca) without its line ending, or why it is
+// refused before its fields are looked at.
+func pipeLine(line string) (string, error) {
 	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 	if len(line) > MaxLineBytes {
-		return schema.Event{}, buf, rejectf("line is %d bytes, over the %d-byte limit", len(line), MaxLineBytes)
+		return "", rejectf("line is %d bytes, over the %d-byte limit", len(line), MaxLineBytes)
 	}
 	if !utf8.ValidString(line) {
 		// The executive refuses invalid UTF-8 (SPEC 4.2); the encoding would replace it silently.
-		return schema.Event{}, buf, rejectf("line is not valid UTF-8")
+		return "", rejectf("line is not valid UTF-8")
 	}
 	if strings.TrimSpace(line) == "" {
-		return schema.Event{}, buf, rejectf("blank line")
+		return "", rejectf("blank line")
+	}
+	return line, nil
+}
+
+// parseNagios is ParseNagiosLine that also appends the event's JSON to buf (the reader encodes a
+// batch into one buffer) and returns the extended buffer; on error buf is returned unchanged.
+func parseNagios(line string, buf []byte) (schema.Event, []byte, error) {
+	line, err := pipeLine(line)
+	if err != nil {
+		return schema.Event{}, buf, err
 	}
 	var fields [nagiosMinFields + 1]string
 	n := splitFields(line, '\t', fields[:])

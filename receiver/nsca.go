@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -44,15 +43,9 @@ func ParseNSCALine(line string) (schema.Event, error) {
 
 // parseNSCA is ParseNSCALine appending the event's JSON to buf (see parseNagios).
 func parseNSCA(line string, buf []byte) (schema.Event, []byte, error) {
-	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-	if len(line) > MaxLineBytes {
-		return schema.Event{}, buf, rejectf("line is %d bytes, over the %d-byte limit", len(line), MaxLineBytes)
-	}
-	if !utf8.ValidString(line) {
-		return schema.Event{}, buf, rejectf("line is not valid UTF-8")
-	}
-	if strings.TrimSpace(line) == "" {
-		return schema.Event{}, buf, rejectf("blank line")
+	line, err := pipeLine(line)
+	if err != nil {
+		return schema.Event{}, buf, err
 	}
 	if line[0] != '[' {
 		return schema.Event{}, buf, rejectf("line does not start with [time]: %q", text.Truncate(line, 40))
