@@ -214,32 +214,29 @@ func TestRunJSONSensu(t *testing.T) {
 	assertRejections(t, rej.get(), []Rejection{{Record: 2, Line: 32, Input: bad, Reasons: []string{"check.status is required"}}})
 }
 
-// sensuGoFixtures are events as a Sensu Go 6 backend hands them to its handlers: corev2.Event
-// values (github.com/sensu/core/v2 v2.20.0-alpha1, the version sensu-go's main branch uses)
-// marshalled with encoding/json, which is what the backend's built-in JSON mutator
-// (backend/pipeline/mutator/json.go) does before a pipe handler's stdin or a TCP handler's
-// socket (backend/pipeline/handler/legacy.go). testdata/README.md says how they were made.
+// sensuGoFixtures are events a real Sensu Go 6.12.0 backend handed its pipe and TCP handlers
+// (byte for byte the same on both); testdata/README.md says how they were recorded.
 var sensuGoFixtures = []struct {
 	file string
 	want schema.Event
 }{
 	{"sensu-go-ok.json", schema.Event{Entity: "web-01", Check: "http", Type: "service", State: "ok",
-		Summary: "HTTP OK: 200 in 0.01s", Perfdata: "time=0.010s;1;2;0", Time: 1700000010, HasTime: true}},
+		Summary: "HTTP OK: 200 in 0.01s", Perfdata: "time=0.010s;1;2;0", Time: 1795591560, HasTime: true}},
 	{"sensu-go-warning.json", schema.Event{Entity: "web-01", Check: "disk", Type: "service", State: "warning",
-		Summary: "DISK WARNING - / is 88% full", Details: "second line", Perfdata: "used=88%;85;95", Time: 1700000020, HasTime: true}},
+		Summary: "DISK WARNING - / is 88% full", Details: "second line", Perfdata: "used=88%;85;95", Time: 1795591558, HasTime: true}},
 	{"sensu-go-critical.json", schema.Event{Entity: "db-01", Check: "postgres", Type: "service", State: "critical",
-		Summary: "CRITICAL - connection refused", Time: 1700000030, HasTime: true}},
+		Summary: "CRITICAL - connection refused", Time: 1795591561, HasTime: true}},
 	{"sensu-go-unknown.json", schema.Event{Entity: "db-01", Check: "backup", Type: "service", State: "unknown",
-		Summary: "UNKNOWN - no state file", Time: 1700000040, HasTime: true}},
+		Summary: "UNKNOWN - no state file", Time: 1795591561, HasTime: true}},
 	{"sensu-go-labels.json", schema.Event{Entity: "web-02", Check: "load", Type: "service", State: "ok",
-		Summary: "load average: 0.10, 0.20, 0.30", Time: 1700000050, HasTime: true, Tags: []string{"team-web", "tier-1", "load"}}},
-	{"sensu-go-annotations.json", schema.Event{Entity: "web-02", Check: "ntp", Type: "service", State: "warning",
-		Summary: "NTP WARNING: offset 0.8s", Time: 1700000060, HasTime: true, Tags: []string{"team-web", "Tier 1", "time"}}},
+		Summary: "load average: 0.10, 0.20, 0.30", Time: 1795591560, HasTime: true, Tags: []string{"team-web", "tier-1", "load"}}},
+	{"sensu-go-annotations.json", schema.Event{Entity: "web-05", Check: "ntp", Type: "service", State: "warning",
+		Summary: "NTP WARNING: offset 0.8s", Time: 1795591559, HasTime: true, Tags: []string{"team-web", "Tier 1", "time"}}},
 	{"sensu-go-metrics.json", schema.Event{Entity: "web-03", Check: "cpu-metrics", Type: "service", State: "ok",
-		Summary: "cpu.user 12.5 1700000070", Details: "cpu.system 3 1700000070", Perfdata: "web-03.cpu.user=12.5 web-03.cpu.system=3",
-		Time: 1700000070, HasTime: true}},
+		Summary: "cpu.user 12.5 1700000070", Details: "cpu.system 3 1700000070", Perfdata: "cpu.user=12.5 cpu.system=3",
+		Time: 1795591558, HasTime: true}},
 	{"sensu-go-keepalive.json", schema.Event{Entity: "web-04", Check: "keepalive", Type: "service", State: "warning",
-		Summary: "No keepalive sent from web-04 for 120 seconds (>= 120)", Time: 1700000080, HasTime: true}},
+		Summary: "No keepalive sent from web-04 for 6 seconds (>= 5)", Time: 1795591576, HasTime: true}},
 }
 
 func readFixture(t *testing.T, name string) []byte {

@@ -27,7 +27,7 @@ var sensuGoFixtures = []struct{ file, id string }{
 	{"sensu-go-critical.json", "db-01:postgres"},
 	{"sensu-go-unknown.json", "db-01:backup"},
 	{"sensu-go-labels.json", "web-02:load"},
-	{"sensu-go-annotations.json", "web-02:ntp"},
+	{"sensu-go-annotations.json", "web-05:ntp"},
 	{"sensu-go-metrics.json", "web-03:cpu-metrics"},
 	{"sensu-go-keepalive.json", "web-04:keepalive"},
 }
