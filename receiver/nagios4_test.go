@@ -348,9 +348,10 @@ func TestRealNagios4(t *testing.T) {
 	n.stop()
 	n.start()
 
-	srv.Kill() // Redis outage
+	srv.Kill() // a Redis outage of 30 s, as long as the issue asks the spool to cover
+	outageStart := time.Now()
 	n.submit("outage", count, 0)
-	time.Sleep(3 * time.Second)
+	time.Sleep(30*time.Second - time.Since(outageStart))
 	if stats.Spooled.Load() == 0 {
 		t.Errorf("nothing spooled during the Redis outage")
 	}
