@@ -192,9 +192,9 @@ func (nt *Notifier) writeLadder(p *plan, l model.Ladder, inProgress bool) {
 	p.record.Ops.SAdd(nt.keys.CheckEscalations(l.CheckID), l.PolicyID)
 }
 
-// moveLadder is writeLadder for a tick, which changes neither the start nor the notification.
-func (nt *Notifier) moveLadder(p *plan, l model.Ladder, inProgress bool) {
-	nt.writeLadderFields(p, l, inProgress, model.LadderProgressFields)
+// moveLadder is writeLadder for a tick: only the fields that moved from prev, the ladder read.
+func (nt *Notifier) moveLadder(p *plan, prev, l model.Ladder, inProgress bool) {
+	nt.writeLadderFields(p, l, inProgress, func(next model.Ladder) []any { return model.LadderChanges(prev, next) })
 }
 
 func (nt *Notifier) writeLadderFields(p *plan, l model.Ladder, inProgress bool, fields func(model.Ladder) []any) {
@@ -217,6 +217,7 @@ type policyCache struct {
 	mu     sync.Mutex
 	byID   map[string]cachedPolicy
 	sorted []model.EscalationPolicy
+	dirty  bool
 }
 
 type cachedPolicy struct {
@@ -225,12 +226,36 @@ type cachedPolicy struct {
 	ok     bool
 }
 
+// one decodes a single policy read by id (a tick reads only the policies of its ladders).
+func (c *policyCache) one(id, raw string, log *zap.Logger) (model.EscalationPolicy, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.byID[id]; ok && old.raw == raw {
+		return old.policy, old.ok
+	}
+	ps, problems := model.DecodeEscalationPolicies(map[string]string{id: raw})
+	for _, p := range problems {
+		log.Error("escalation policy skipped", zap.Error(p))
+	}
+	cp := cachedPolicy{raw: raw, ok: len(ps) == 1}
+	if cp.ok {
+		cp.policy = ps[0]
+	}
+	if c.byID == nil {
+		c.byID = map[string]cachedPolicy{}
+	}
+	c.byID[id] = cp
+	c.dirty = true // the sorted list decode keeps no longer follows byID
+	return cp.policy, cp.ok
+}
+
 // decode returns the policies of the escalation_policies hash, sorted by id; a value that
 // cannot be read is logged (once per change) and left out.
 func (c *policyCache) decode(raw map[string]string, log *zap.Logger) []model.EscalationPolicy {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	changed := len(raw) != len(c.byID)
+	changed := c.dirty || len(raw) != len(c.byID)
+	c.dirty = false
 	next := make(map[string]cachedPolicy, len(raw))
 	for id, v := range raw {
 		if old, ok := c.byID[id]; ok && old.raw == v {

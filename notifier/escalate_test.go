@@ -230,3 +230,48 @@ func TestABadLadderDoesNotWedgeTheTick(t *testing.T) {
 		t.Errorf("the bad ladder is still due (%d)", n)
 	}
 }
+
+// TestTheTickStopsLaddersOfDisabledAndMaintainedChecks: the tick reads each due check's state,
+// enabled flag and maintenance windows: a disabled check and one in scheduled maintenance stop
+// their ladders; a check whose only window has ended, and the rest, fire.
+func TestTheTickStopsLaddersOfDisabledAndMaintainedChecks(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	a := w.notifier(1)
+	for {
+		res, err := a.ProcessNextResult(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finished == 0 {
+			break
+		}
+	}
+	conn := w.db.Conn(t)
+	defer conn.Close()
+	w.db.Do(t, "ZREM", w.keys.CurrentChecks("web-1"), "HTTP")
+	now := w.clk.Now()
+	if err := model.CreateScheduledMaintenance(conn, w.keys, "web-2", "HTTP", now.Add(-time.Minute), time.Hour, "deploy", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := model.CreateScheduledMaintenance(conn, w.keys, "web-3", "HTTP", now.Add(-2*time.Hour), time.Hour, "old", now); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Escalate(ctx)
+	if err != nil || len(res.Alerts) != escalationChecks-2 {
+		t.Fatalf("fired %d alerts (%v), want %d", len(res.Alerts), err, escalationChecks-2)
+	}
+	for check, want := range map[string]string{"web-1:HTTP": model.StopDisabled, "web-2:HTTP": model.StopMaintenance, "web-3:HTTP": ""} {
+		ls, err := model.LaddersOf(conn, w.keys, check)
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("%s: ladders %v (%v)", check, ls, err)
+		}
+		if ls[0].StoppedReason != want {
+			t.Errorf("%s: stopped for %q, want %q", check, ls[0].StoppedReason, want)
+		}
+		if want == "" && ls[0].Fired != 1 {
+			t.Errorf("%s: %d steps fired, want 1", check, ls[0].Fired)
+		}
+	}
+}

@@ -133,26 +133,19 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 		}
 		refs = append(refs, [2]string{policyID, checkID})
 	}
-	raw, err := redis.StringMap(conn.Do("HGETALL", nt.keys.EscalationPolicies()))
-	if err != nil {
-		return nil, fmt.Errorf("read escalation policies: %w", err)
-	}
-	policies := nt.policies.decode(raw, nt.log)
-	byID := make(map[string]model.EscalationPolicy, len(policies))
-	for _, p := range policies {
-		byID[p.ID] = p
-	}
-	ladders, err := model.ReadLadders(conn, nt.keys, refs)
+	read, err := model.ReadTick(conn, nt.keys, refs)
 	if err != nil {
 		return nil, err
 	}
 	var dues []*due
-	var checks []model.CheckRef
+	var statuses []model.CheckStatus
+	var maintained []int // indexes in dues of checks with maintenance windows
+	var checks []model.FactsRequest
 	drop := func(l model.Ladder) { // guarded, so a fresh start survives
 		t.record.Guards = append(t.record.Guards, model.Guard{Key: nt.keys.EscalationLadder(l.PolicyID, l.CheckID), Revision: l.Revision})
 		t.record.Ops.ZRem(nt.keys.EscalationsDue(), schema.EscalationMember(l.PolicyID, l.CheckID))
 	}
-	for _, l := range ladders {
+	for i, l := range read.Ladders {
 		if !l.Active() {
 			drop(l) // stale member: a stop raced the due set
 			continue
@@ -168,15 +161,32 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 			drop(l)
 			continue
 		}
-		d.policy, d.found = byID[l.PolicyID]
+		if raw, ok := read.Policies[l.PolicyID]; ok {
+			d.policy, d.found = nt.policies.one(l.PolicyID, raw, nt.log)
+		}
 		d.p.notification = &d.n
-		entity, check := d.n.EntityCheck()
-		checks = append(checks, model.CheckRef{Entity: entity, Check: check})
+		if read.Windows[i] {
+			entity, check := d.n.EntityCheck()
+			maintained = append(maintained, len(dues))
+			checks = append(checks, model.FactsRequest{Entity: entity, Check: check, Mode: model.ModeMaintenance})
+		}
+		statuses = append(statuses, model.CheckStatus{State: read.State[i], Enabled: read.Enabled[i]})
 		dues = append(dues, d)
 	}
-	statuses, err := model.CheckStatuses(conn, nt.keys, now, checks)
+	// the facts script decides which window covers now, for the few checks that have any
+	facts, err := model.ReadFacts(conn, nt.keys, now, checks)
 	if err != nil {
 		return nil, err
+	}
+	for j, f := range facts {
+		s := &statuses[maintained[j]]
+		s.State = f.State
+		if f.ScheduledMaintenance.Covers(now.Unix()) {
+			s.Scheduled = f.ScheduledMaintenance
+		}
+		if f.UnscheduledMaintenance.Covers(now.Unix()) {
+			s.Unscheduled = f.UnscheduledMaintenance
+		}
 	}
 	var firing []*due
 	var contactIDs []string
@@ -231,6 +241,7 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 		t.record.Ops.Append(d.p.record.Ops)
 		t.plans = append(t.plans, d.p)
 	}
+	t.record.Ops.Coalesce()
 	return t, nil
 }
 
@@ -238,7 +249,7 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
 	l, p := d.ladder, d.p
 	l.StoppedAt, l.StoppedReason, l.NextDue = now.Unix(), reason, 0
-	nt.moveLadder(p, l, false)
+	nt.moveLadder(p, d.ladder, l, false)
 	p.escStopped = append(p.escStopped, reason)
 	p.verdict = "escalation_stopped"
 	step := l.Fired + 1
@@ -295,7 +306,7 @@ func (nt *Notifier) planFire(d *due, now time.Time) {
 		}
 	}
 	l.NextDue = nextDue(pol, l)
-	nt.moveLadder(p, l, true)
+	nt.moveLadder(p, d.ladder, l, true)
 	p.escFired = idx + 1
 	p.reason = fmt.Sprintf("escalation %s step %d of %d fired: nobody acknowledged for %s", l.PolicyID, idx+1,
 		len(pol.Steps), humantime.Words(time.Duration(now.Unix()-l.StartedAt)*time.Second))
