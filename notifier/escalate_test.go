@@ -3,6 +3,7 @@ package notifier
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -273,5 +274,73 @@ func TestTheTickStopsLaddersOfDisabledAndMaintainedChecks(t *testing.T) {
 		if want == "" && ls[0].Fired != 1 {
 			t.Errorf("%s: %d steps fired, want 1", check, ls[0].Fired)
 		}
+	}
+}
+
+// TestOnePagePerContactMediumAndCheckPerTick: at +15 minutes three policies of each check page
+// bob on sms in the same tick (oncall step 2, zzz step 2, leads step 1): bob gets one alert per
+// check, naming the highest step, the tie going to the policy id sorting first; every ladder
+// moves on, and the others' explain says who paged.
+func TestOnePagePerContactMediumAndCheckPerTick(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	conn := w.db.Conn(t)
+	defer conn.Close()
+	w.db.Do(t, "SADD", w.keys.AllContacts(), "carol")
+	res, err := model.PutEscalationPolicies(ctx, conn, w.keys, []model.EscalationPolicy{
+		{ID: "leads", RegexEntities: []string{"^web-"}, Steps: []model.EscalationStep{{Delay: 900, Contacts: []string{"bob"}}}},
+		{ID: "zzz", RegexEntities: []string{"^web-"}, Steps: []model.EscalationStep{{Delay: 0, Contacts: []string{"carol"}},
+			{Delay: 900, Contacts: []string{"bob"}}}},
+	}, model.ReplaceOptions{})
+	if err != nil || len(res.Problems) > 0 {
+		t.Fatalf("put policies: %v %v", err, res.Problems)
+	}
+	a := w.notifier(1)
+	for {
+		res, err := a.ProcessNextResult(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finished == 0 {
+			break
+		}
+	}
+	if _, err := a.Escalate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.db.Do(t, "DEL", w.keys.Queue("sms_notifications"))
+	w.clk.Set(w.start.Add(15 * time.Minute))
+	r, err := a.Escalate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Alerts) != escalationChecks {
+		t.Errorf("%d alerts, want one per check (%d)", len(r.Alerts), escalationChecks)
+	}
+	for _, al := range r.Alerts {
+		if al.ContactID != "bob" || al.Escalation == nil || al.Escalation.PolicyID != "oncall" || al.Escalation.Step != 2 {
+			t.Errorf("alert to %s for %s names %+v, want bob paged by oncall step 2", al.ContactID, al.EventID, al.Escalation)
+		}
+	}
+	got := w.smsAlerts()
+	for i := range escalationChecks {
+		if n := got[fmt.Sprintf("web-%d:HTTP bob step 2", i)]; n != 1 {
+			t.Errorf("web-%d: bob paged %d times for step 2", i, n)
+		}
+	}
+	for id, fired := range map[string]int{"leads": 1, "zzz": 2} {
+		ls, err := model.ReadLadders(conn, w.keys, [][2]string{{id, "web-0:HTTP"}})
+		if err != nil || ls[0].Fired != fired {
+			t.Errorf("%s ladder of web-0 did not move on: %+v (%v)", id, ls, err)
+		}
+	}
+	explain, _ := redis.Strings(w.db.Do(t, "LRANGE", w.keys.Explain("web-0:HTTP"), 0, -1), nil)
+	found := false
+	for _, e := range explain {
+		found = found || strings.Contains(e, "paged once in this tick, by escalation oncall step 2")
+	}
+	if !found {
+		t.Errorf("no explain entry says who paged bob: %v", explain)
 	}
 }

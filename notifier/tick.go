@@ -224,6 +224,7 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 			}
 		}
 	}
+	onePagePerTick(firing)
 	for _, d := range firing {
 		nt.planFire(d, now)
 	}
@@ -243,6 +244,43 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 	}
 	t.record.Ops.Coalesce()
 	return t, nil
+}
+
+// stepNumber is the step a firing ladder alerts (from 1; a repeat names the last step).
+func (d *due) stepNumber() int { return min(d.ladder.Fired, len(d.policy.Steps)-1) + 1 }
+
+// onePagePerTick keeps one page per contact, medium and check in a tick: when several policies'
+// ladders of a check page the same contact on the same medium at once, the highest step sends
+// it (on a tie, the policy whose id sorts first) and the others record why they did not. Every
+// ladder still moves on: its step counts as fired.
+func onePagePerTick(firing []*due) {
+	type page struct{ check, contact, medium string }
+	winner := map[page]*due{}
+	beats := func(a, b *due) bool {
+		if a.stepNumber() != b.stepNumber() {
+			return a.stepNumber() > b.stepNumber()
+		}
+		return a.ladder.PolicyID < b.ladder.PolicyID
+	}
+	for _, d := range firing {
+		for _, c := range d.cands {
+			k := page{d.n.EventID, c.contact.ID, c.medium}
+			if w, ok := winner[k]; !ok || beats(d, w) {
+				winner[k] = d
+			}
+		}
+	}
+	for _, d := range firing {
+		d.cands = slices.DeleteFunc(d.cands, func(c *candidate) bool {
+			w := winner[page{d.n.EventID, c.contact.ID, c.medium}]
+			if w == d {
+				return false
+			}
+			d.p.skipped = append(d.p.skipped, skip{c.contact.ID, c.medium, fmt.Sprintf(
+				"paged once in this tick, by escalation %s step %d", w.ladder.PolicyID, w.stepNumber())})
+			return true
+		})
+	}
 }
 
 // planStop stops a ladder whose check no longer escalates.
