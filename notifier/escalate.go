@@ -22,6 +22,7 @@ import (
 type escalations struct {
 	matched []model.EscalationPolicy // policies whose criteria match the check
 	ladders map[string]model.Ladder  // by policy id: the check's ladders, and one per matched policy
+	windows map[string]int64         // restart window by policy id, of every policy
 }
 
 // readEscalations reads the policies and the check's ladders (two round trips); nil for
@@ -47,8 +48,9 @@ func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, ent
 		return nil, nil
 	}
 	policies := nt.policies.decode(raw, nt.log)
-	e := &escalations{ladders: map[string]model.Ladder{}}
+	e := &escalations{ladders: map[string]model.Ladder{}, windows: map[string]int64{}}
 	for _, p := range policies {
+		e.windows[p.ID] = p.RestartWindow()
 		if nt.policyMatches(p, n, entity, check) {
 			e.matched = append(e.matched, p)
 			ids = append(ids, p.ID)
@@ -143,6 +145,7 @@ func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
 			}
 			l.Told = true
 			nt.writeLadder(p, l, false)
+			nt.indexStopped(p, l, e.windows[l.PolicyID])
 		}
 		return
 	}
@@ -151,6 +154,9 @@ func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
 			continue
 		}
 		l := e.ladders[pol.ID]
+		if l.Exists && !l.Active() {
+			p.record.Ops.ZRem(nt.keys.EscalationsStopped(), schema.EscalationMember(l.PolicyID, l.CheckID))
+		}
 		switch {
 		case !l.Exists || (!l.Active() && now.Unix()-l.StoppedAt > pol.RestartWindow()):
 			rev := l.Revision
@@ -209,6 +215,13 @@ func (nt *Notifier) writeLadderFields(p *plan, l model.Ladder, inProgress bool, 
 	} else {
 		ops.ZRem(nt.keys.EscalationsDue(), member)
 	}
+}
+
+// indexStopped files a stopped ladder in escalations_stopped by when retention may forget it:
+// its stop plus the policy's restart window; at once when the policy is gone (window 0), as
+// nothing can resume it.
+func (nt *Notifier) indexStopped(p *plan, l model.Ladder, window int64) {
+	p.record.Ops.ZAdd(nt.keys.EscalationsStopped(), l.StoppedAt+window, schema.EscalationMember(l.PolicyID, l.CheckID))
 }
 
 // policyCache keeps decoded policies by their stored JSON, so routing and ticks decode a policy

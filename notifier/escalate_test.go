@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
@@ -17,6 +18,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/retention"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -342,5 +344,76 @@ func TestOnePagePerContactMediumAndCheckPerTick(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no explain entry says who paged bob: %v", explain)
+	}
+}
+
+// TestRetentionForgetsLaddersTheNotifierStopped: a recovery stops web-0's ladder and a tick
+// stops web-1's (disabled, nobody told); both are filed in escalations_stopped, and a retention
+// sweep past the restart window forgets web-0's (ladder and check_escalations entry) and keeps
+// web-1's while it fails; the ladders in progress are not touched.
+func TestRetentionForgetsLaddersTheNotifierStopped(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	a := w.notifier(1)
+	route := func() {
+		for {
+			res, err := a.ProcessNextResult(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Finished == 0 {
+				return
+			}
+		}
+	}
+	route()
+	if _, err := a.Escalate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Set(w.start.Add(5 * time.Minute))
+	pub := events.NewPublisher(w.db.Pool, w.keys, "events")
+	if _, err := pub.PublishRaw(ctx, []byte(fmt.Sprintf(`{"entity":"web-0","check":"HTTP","type":"service","state":"ok","time":%d}`,
+		w.clk.Now().Unix()))); err != nil {
+		t.Fatal(err)
+	}
+	x := executive.New(executive.Options{Pool: w.db.Pool, Keys: w.keys, Config: executive.DefaultConfig(), Clock: w.clk,
+		HeartbeatClock: clock.Real{}, Identity: queue.Identity{Host: "x", PID: 2}})
+	if n, err := x.ProcessNext(ctx, 0); err != nil || n != 1 {
+		t.Fatalf("executive processed %d (%v)", n, err)
+	}
+	route()
+	w.db.Do(t, "ZREM", w.keys.CurrentChecks("web-1"), "HTTP")
+	w.clk.Set(w.start.Add(15 * time.Minute))
+	if _, err := a.Escalate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	indexed, _ := redis.Strings(w.db.Do(t, "ZRANGE", w.keys.EscalationsStopped(), 0, -1), nil)
+	if fmt.Sprint(indexed) != "[oncall:web-0:HTTP oncall:web-1:HTTP]" {
+		t.Fatalf("escalations_stopped holds %v", indexed)
+	}
+	sweep := func() retention.Stats {
+		s := &retention.Sweeper{Pool: w.db.Pool, Keys: w.keys, Clock: w.clk, Log: zap.NewNop()}
+		st, err := s.Sweep(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := sweep(); st.Ladders != 0 {
+		t.Fatalf("a sweep within the restart window forgot %d ladders", st.Ladders)
+	}
+	w.clk.Set(w.start.Add(5*time.Minute + time.Duration(model.DefaultRestartAfter+1)*time.Second))
+	if st := sweep(); st.Ladders != 1 {
+		t.Errorf("the sweep forgot %d ladders, want web-0's", st.Ladders)
+	}
+	for check, want := range map[string]bool{"web-0:HTTP": false, "web-1:HTTP": true, "web-2:HTTP": true} {
+		ls, err := model.LaddersOf(w.db.Conn(t), w.keys, check)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(ls) == 1 && ls[0].Exists; got != want {
+			t.Errorf("%s: ladder kept %v, want %v (%+v)", check, got, want, ls)
+		}
 	}
 }

@@ -288,6 +288,11 @@ func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
 	l, p := d.ladder, d.p
 	l.StoppedAt, l.StoppedReason, l.NextDue = now.Unix(), reason, 0
 	nt.moveLadder(p, d.ladder, l, false)
+	window := int64(0) // the policy is gone
+	if d.found {
+		window = d.policy.RestartWindow()
+	}
+	nt.indexStopped(p, l, window)
 	p.escStopped = append(p.escStopped, reason)
 	p.verdict = "escalation_stopped"
 	step := l.Fired + 1
