@@ -1,11 +1,5 @@
 package model
 
-// mergeable are the writes whose arguments after the key can be joined into the previous write
-// of the same command to the same key with the same effect (HSET field pairs, ZADD score
-// pairs, pushes and set members, all without options).
-var mergeable = map[string]bool{"HSET": true, "HDEL": true, "ZADD": true, "ZREM": true, "RPUSH": true,
-	"LPUSH": true, "SADD": true, "SREM": true}
-
 // Coalesce joins each write into the previous write to the same key when both are the same
 // mergeable command and nothing touched the key between them, so a batch deciding many items
 // (an escalation tick) sends one ZADD to the due set, one RPUSH per queue and one HSET per
@@ -14,42 +8,56 @@ var mergeable = map[string]bool{"HSET": true, "HDEL": true, "ZADD": true, "ZREM"
 // nothing but the number of calls.
 func (o *Ops) Coalesce() {
 	type write struct {
-		cmd  string
-		key  any
-		args []any // after the key
+		at, n int   // the write in o.args: command, count, then n arguments (the key first)
+		more  []any // arguments joined from later writes
 	}
-	var ws []*write
-	last := map[any]*write{}
+	ws := make([]write, 0, o.n)
+	last := make(map[string]int, o.n) // key -> index in ws of the last write touching it
 	for i := 0; i < len(o.args); {
 		cmd, n := o.args[i].(string), o.args[i+1].(int)
-		args := o.args[i+2 : i+2+n]
+		w := write{at: i, n: n}
 		i += 2 + n
 		if cmd == "DEL" {
-			w := &write{cmd: cmd, args: args}
-			for _, k := range args {
-				last[k] = w
+			for _, k := range o.args[w.at+2 : i] {
+				if s, ok := k.(string); ok {
+					last[s] = len(ws)
+				}
 			}
 			ws = append(ws, w)
 			continue
 		}
-		key := args[0]
-		if prev := last[key]; prev != nil && prev.cmd == cmd && mergeable[cmd] && len(prev.args)+n <= maxOpArgs {
-			prev.args = append(prev.args, args[1:]...)
+		key, ok := o.args[w.at+2].(string)
+		if !ok {
+			ws = append(ws, w)
 			continue
 		}
-		w := &write{cmd: cmd, key: key, args: append([]any(nil), args[1:]...)}
-		last[key] = w
+		if j, seen := last[key]; seen && mergeable(cmd) && o.args[ws[j].at] == cmd &&
+			ws[j].n+len(ws[j].more)+n-1 <= maxOpArgs {
+			ws[j].more = append(ws[j].more, o.args[w.at+3:i]...)
+			continue
+		}
+		last[key] = len(ws)
 		ws = append(ws, w)
 	}
-	out := make([]any, 0, len(o.args))
+	if len(ws) == o.n {
+		return
+	}
+	out := make([]any, 0, len(o.args)-2*(o.n-len(ws)))
 	for _, w := range ws {
-		if w.cmd == "DEL" {
-			out = append(out, w.cmd, len(w.args))
-			out = append(out, w.args...)
-			continue
-		}
-		out = append(out, w.cmd, 1+len(w.args), w.key)
-		out = append(out, w.args...)
+		out = append(out, o.args[w.at], w.n+len(w.more))
+		out = append(out, o.args[w.at+2:w.at+2+w.n]...)
+		out = append(out, w.more...)
 	}
 	o.args, o.n = out, len(ws)
+}
+
+// mergeable are the writes whose arguments after the key can be joined into the previous write
+// of the same command to the same key with the same effect (HSET field pairs, ZADD score
+// pairs, pushes and set members, all without options).
+func mergeable(cmd string) bool {
+	switch cmd {
+	case "HSET", "HDEL", "ZADD", "ZREM", "RPUSH", "LPUSH", "SADD", "SREM":
+		return true
+	}
+	return false
 }
