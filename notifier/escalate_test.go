@@ -417,3 +417,31 @@ func TestRetentionForgetsLaddersTheNotifierStopped(t *testing.T) {
 		}
 	}
 }
+
+// TestTheTickHonoursIntervalKeys: a drop_alerts_for_contact key set by someone else (a manual
+// hook) suppresses that step's page to ada on sms for web-3 only; the other checks page her.
+func TestTheTickHonoursIntervalKeys(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	a := w.notifier(1)
+	for {
+		res, err := a.ProcessNextResult(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finished == 0 {
+			break
+		}
+	}
+	w.db.Do(t, "SET", w.keys.DropAlerts("ada", "sms", "web-3:HTTP"), "1")
+	res, err := a.Escalate(ctx)
+	if err != nil || len(res.Alerts) != escalationChecks-1 {
+		t.Fatalf("fired %d alerts (%v), want %d", len(res.Alerts), err, escalationChecks-1)
+	}
+	for _, al := range res.Alerts {
+		if al.EventID == "web-3:HTTP" {
+			t.Errorf("web-3 paged %s despite the interval key", al.ContactID)
+		}
+	}
+}

@@ -114,7 +114,6 @@ type due struct {
 	p      *plan
 	step   model.EscalationStep
 	cands  []*candidate
-	probes []probe
 }
 
 // planTick decides what each due ladder does now: nothing (another notifier moved it on), stop
@@ -208,21 +207,13 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 	for _, c := range contacts {
 		byContact[c.ID] = c
 	}
-	sent := false
+	var probes []probe
 	for _, d := range firing {
 		nt.candidatesForStep(d, byContact, now)
-		d.probes = nt.sendSuppression(conn, &d.n, d.cands, now)
-		sent = sent || len(d.probes) > 0
+		probes = append(probes, nt.suppressionProbes(&d.n, d.cands, now)...)
 	}
-	if sent {
-		if err := conn.Flush(); err != nil {
-			return nil, fmt.Errorf("read interval keys: %w", err)
-		}
-		for _, d := range firing {
-			if err := receiveSuppression(conn, d.probes); err != nil {
-				return nil, err
-			}
-		}
+	if err := probeSuppression(conn, probes); err != nil {
+		return nil, err
 	}
 	onePagePerTick(firing)
 	for _, d := range firing {
@@ -282,6 +273,63 @@ func onePagePerTick(firing []*due) {
 		})
 	}
 }
+
+// probeSuppression finds the interval keys that exist among the probes of a tick. Nearly none
+// does (the notifier keeps its own intervals in contact_alert_state), which one EXISTS over
+// them all tells; only when some do is each asked (a second round trip).
+func probeSuppression(conn redis.Conn, probes []probe) error {
+	if len(probes) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(probes))
+	var keys []any
+	for _, pr := range probes {
+		if !seen[pr.key] {
+			seen[pr.key] = true
+			keys = append(keys, pr.key)
+		}
+	}
+	for chunk := range slices.Chunk(keys, existsChunk) {
+		conn.Send("EXISTS", chunk...)
+	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("read interval keys: %w", err)
+	}
+	some := false
+	for range slices.Chunk(keys, existsChunk) {
+		n, err := redis.Int(conn.Receive())
+		if err != nil {
+			return fmt.Errorf("read interval keys: %w", err)
+		}
+		some = some || n > 0
+	}
+	if !some {
+		return nil
+	}
+	for _, k := range keys {
+		conn.Send("EXISTS", k)
+	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("read interval keys: %w", err)
+	}
+	exists := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		n, err := redis.Int(conn.Receive())
+		if err != nil {
+			return fmt.Errorf("read interval key: %w", err)
+		}
+		exists[k.(string)] = n > 0
+	}
+	for _, pr := range probes {
+		if exists[pr.key] {
+			pr.found()
+		}
+	}
+	return nil
+}
+
+// existsChunk bounds the keys of one EXISTS.
+const existsChunk = 1000
 
 // planStop stops a ladder whose check no longer escalates.
 func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
