@@ -329,16 +329,23 @@ func LadderFields(l Ladder) []any {
 
 // LadderProgressFields are the fields a tick changes: all but started_at and notification.
 func LadderProgressFields(l Ladder) []any {
-	alerted, _ := json.Marshal(l.Alerted)
-	if l.Alerted == nil {
-		alerted = []byte("[]")
-	}
-	told := "0"
-	if l.Told {
-		told = "1"
-	}
 	return []any{"revision", l.Revision, "fired", l.Fired, "repeats", l.Repeats, "next_due", l.NextDue,
-		"alerted", string(alerted), "stopped_at", l.StoppedAt, "stopped_reason", l.StoppedReason, "told", told}
+		"alerted", alertedField(l.Alerted), "stopped_at", l.StoppedAt, "stopped_reason", l.StoppedReason, "told", toldField(l.Told)}
+}
+
+func alertedField(ids []string) string {
+	if ids == nil {
+		return "[]"
+	}
+	b, _ := json.Marshal(ids)
+	return string(b)
+}
+
+func toldField(told bool) string {
+	if told {
+		return "1"
+	}
+	return "0"
 }
 
 // DueScore is the due set's score of a ladder: its next step's time, or +inf for a ladder in
@@ -445,12 +452,28 @@ func EscalationsDueAt(conn redis.Conn, keys schema.Keys, at int64, limit int) ([
 // LadderChanges are the hash fields of next that differ from prev (the ladder as read), with
 // revision always: a tick rewrites only what moved.
 func LadderChanges(prev, next Ladder) []any {
-	before, after := LadderProgressFields(prev), LadderProgressFields(next)
-	out := make([]any, 0, len(after))
-	for i := 0; i < len(after); i += 2 {
-		if i == 0 || fmt.Sprint(before[i+1]) != fmt.Sprint(after[i+1]) {
-			out = append(out, after[i], after[i+1])
-		}
+	out := make([]any, 0, 8)
+	out = append(out, "revision", next.Revision)
+	if next.Fired != prev.Fired {
+		out = append(out, "fired", next.Fired)
+	}
+	if next.Repeats != prev.Repeats {
+		out = append(out, "repeats", next.Repeats)
+	}
+	if next.NextDue != prev.NextDue {
+		out = append(out, "next_due", next.NextDue)
+	}
+	if !slices.Equal(next.Alerted, prev.Alerted) {
+		out = append(out, "alerted", alertedField(next.Alerted))
+	}
+	if next.StoppedAt != prev.StoppedAt {
+		out = append(out, "stopped_at", next.StoppedAt)
+	}
+	if next.StoppedReason != prev.StoppedReason {
+		out = append(out, "stopped_reason", next.StoppedReason)
+	}
+	if next.Told != prev.Told {
+		out = append(out, "told", toldField(next.Told))
 	}
 	return out
 }
