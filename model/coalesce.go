@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // Coalesce joins each write into the previous write to the same key when both are the same
 // mergeable command and nothing touched the key between them, so a batch deciding many items
 // (an escalation tick) sends one ZADD to the due set, one RPUSH per queue and one HSET per
@@ -60,4 +62,17 @@ func mergeable(cmd string) bool {
 		return true
 	}
 	return false
+}
+
+// AppendAll adds the writes of every part after o's, growing o once.
+func (o *Ops) AppendAll(parts []Ops) {
+	size := len(o.args)
+	for i := range parts {
+		size += len(parts[i].args)
+	}
+	o.args = slices.Grow(o.args, size-len(o.args))
+	for i := range parts {
+		o.args = append(o.args, parts[i].args...)
+		o.n += parts[i].n
+	}
 }

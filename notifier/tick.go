@@ -223,6 +223,7 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 	for _, g := range t.record.Guards {
 		seen[g] = true
 	}
+	parts := make([]model.Ops, 0, len(dues))
 	for _, d := range dues {
 		for _, g := range d.p.record.Guards {
 			if !seen[g] {
@@ -230,9 +231,10 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 				t.record.Guards = append(t.record.Guards, g)
 			}
 		}
-		t.record.Ops.Append(d.p.record.Ops)
+		parts = append(parts, d.p.record.Ops)
 		t.plans = append(t.plans, d.p)
 	}
+	t.record.Ops.AppendAll(parts)
 	t.record.Ops.Coalesce()
 	return t, nil
 }
