@@ -314,16 +314,23 @@ func LadderFields(l Ladder) []any {
 
 // LadderProgressFields are the fields a tick changes: all but started_at and notification.
 func LadderProgressFields(l Ladder) []any {
-	alerted, _ := json.Marshal(l.Alerted)
-	if l.Alerted == nil {
-		alerted = []byte("[]")
-	}
-	told := "0"
-	if l.Told {
-		told = "1"
-	}
 	return []any{"revision", l.Revision, "fired", l.Fired, "repeats", l.Repeats, "next_due", l.NextDue,
-		"alerted", string(alerted), "stopped_at", l.StoppedAt, "stopped_reason", l.StoppedReason, "told", told}
+		"alerted", alertedField(l.Alerted), "stopped_at", l.StoppedAt, "stopped_reason", l.StoppedReason, "told", toldField(l.Told)}
+}
+
+func alertedField(ids []string) string {
+	if ids == nil {
+		return "[]"
+	}
+	b, _ := json.Marshal(ids)
+	return string(b)
+}
+
+func toldField(told bool) string {
+	if told {
+		return "1"
+	}
+	return "0"
 }
 
 // DueScore is the due set's score of a ladder: its next step's time, or +inf for a ladder in
@@ -423,6 +430,110 @@ func EscalationsDueAt(conn redis.Conn, keys schema.Keys, at int64, limit int) ([
 	out, err := redis.Strings(conn.Do("ZRANGEBYSCORE", keys.EscalationsDue(), "-inf", at, "LIMIT", 0, limit))
 	if err != nil {
 		return nil, fmt.Errorf("read escalations due: %w", err)
+	}
+	return out, nil
+}
+
+// LadderChanges are the hash fields of next that differ from prev (the ladder as read), with
+// revision always: a tick rewrites only what moved.
+func LadderChanges(prev, next Ladder) []any {
+	out := make([]any, 0, 8)
+	out = append(out, "revision", next.Revision)
+	if next.Fired != prev.Fired {
+		out = append(out, "fired", next.Fired)
+	}
+	if next.Repeats != prev.Repeats {
+		out = append(out, "repeats", next.Repeats)
+	}
+	if next.NextDue != prev.NextDue {
+		out = append(out, "next_due", next.NextDue)
+	}
+	if !slices.Equal(next.Alerted, prev.Alerted) {
+		out = append(out, "alerted", alertedField(next.Alerted))
+	}
+	if next.StoppedAt != prev.StoppedAt {
+		out = append(out, "stopped_at", next.StoppedAt)
+	}
+	if next.StoppedReason != prev.StoppedReason {
+		out = append(out, "stopped_reason", next.StoppedReason)
+	}
+	if next.Told != prev.Told {
+		out = append(out, "told", toldField(next.Told))
+	}
+	return out
+}
+
+// TickRead is what an escalation tick reads about the ladders due, in one round trip.
+type TickRead struct {
+	// Policies holds the stored JSON of the policies named by the ladders (absent: removed).
+	Policies map[string]string
+	Ladders  []Ladder
+	// Per ladder, of its check: whether it is listed in current_checks:ENTITY, its state, and
+	// whether it has any maintenance window stored (nearly none has: only those need a facts
+	// read to learn whether one covers now).
+	Enabled []bool
+	State   []string
+	Windows []bool
+}
+
+// ReadTick reads, in one round trip, the ladders at refs (policy id, check id), the policies
+// they name, and their checks' enabled flag, state and whether they have maintenance windows.
+func ReadTick(conn redis.Conn, keys schema.Keys, refs [][2]string) (TickRead, error) {
+	var out TickRead
+	if len(refs) == 0 {
+		return out, nil
+	}
+	var ids []any
+	for _, r := range refs {
+		if !slices.Contains(ids, any(r[0])) {
+			ids = append(ids, r[0])
+		}
+	}
+	conn.Send("HMGET", append([]any{keys.EscalationPolicies()}, ids...)...)
+	for _, r := range refs {
+		entity, check, _ := schema.SplitCheckID(r[1])
+		conn.Send("HGETALL", keys.EscalationLadder(r[0], r[1]))
+		conn.Send("ZSCORE", keys.CurrentChecks(entity), check)
+		conn.Send("HGET", keys.Check(r[1]), "state")
+		conn.Send("EXISTS", keys.Maintenances(schema.Scheduled, r[1]), keys.SortedMaintenanceTimestamps(schema.Unscheduled, r[1]))
+	}
+	if err := conn.Flush(); err != nil {
+		return out, fmt.Errorf("read escalations due: %w", err)
+	}
+	vals, err := redis.Values(conn.Receive())
+	if err != nil {
+		return out, fmt.Errorf("read escalation policies: %w", err)
+	}
+	out.Policies = make(map[string]string, len(ids))
+	for i, v := range vals {
+		if v != nil {
+			s, _ := redis.String(v, nil)
+			out.Policies[ids[i].(string)] = s
+		}
+	}
+	out.Ladders, out.Enabled = make([]Ladder, len(refs)), make([]bool, len(refs))
+	out.State, out.Windows = make([]string, len(refs)), make([]bool, len(refs))
+	for i, r := range refs {
+		m, err := redis.StringMap(conn.Receive())
+		if err != nil {
+			return out, fmt.Errorf("read escalation %s of %s: %w", r[0], r[1], err)
+		}
+		out.Ladders[i] = DecodeLadder(r[0], r[1], m)
+		score, err := conn.Receive()
+		if err != nil {
+			return out, fmt.Errorf("read current checks of %s: %w", r[1], err)
+		}
+		out.Enabled[i] = score != nil
+		state, err := conn.Receive()
+		if err != nil {
+			return out, fmt.Errorf("read state of %s: %w", r[1], err)
+		}
+		out.State[i], _ = redis.String(state, nil)
+		windows, err := redis.Int(conn.Receive())
+		if err != nil {
+			return out, fmt.Errorf("read maintenance of %s: %w", r[1], err)
+		}
+		out.Windows[i] = windows > 0
 	}
 	return out, nil
 }

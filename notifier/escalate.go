@@ -22,6 +22,7 @@ import (
 type escalations struct {
 	matched []model.EscalationPolicy // policies whose criteria match the check
 	ladders map[string]model.Ladder  // by policy id: the check's ladders, and one per matched policy
+	windows map[string]int64         // restart window by policy id, of every policy
 }
 
 // readEscalations reads the policies and the check's ladders (two round trips); nil for
@@ -47,8 +48,9 @@ func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, ent
 		return nil, nil
 	}
 	policies := nt.policies.decode(raw, nt.log)
-	e := &escalations{ladders: map[string]model.Ladder{}}
+	e := &escalations{ladders: map[string]model.Ladder{}, windows: map[string]int64{}}
 	for _, p := range policies {
+		e.windows[p.ID] = p.RestartWindow()
 		if nt.policyMatches(p, n, entity, check) {
 			e.matched = append(e.matched, p)
 			ids = append(ids, p.ID)
@@ -143,6 +145,7 @@ func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
 			}
 			l.Told = true
 			nt.writeLadder(p, l, false)
+			nt.indexStopped(p, l, e.windows[l.PolicyID])
 		}
 		return
 	}
@@ -151,6 +154,9 @@ func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
 			continue
 		}
 		l := e.ladders[pol.ID]
+		if l.Exists && !l.Active() {
+			p.record.Ops.ZRem(nt.keys.EscalationsStopped(), schema.EscalationMember(l.PolicyID, l.CheckID))
+		}
 		switch {
 		case !l.Exists || (!l.Active() && now.Unix()-l.StoppedAt > pol.RestartWindow()):
 			rev := l.Revision
@@ -192,9 +198,9 @@ func (nt *Notifier) writeLadder(p *plan, l model.Ladder, inProgress bool) {
 	p.record.Ops.SAdd(nt.keys.CheckEscalations(l.CheckID), l.PolicyID)
 }
 
-// moveLadder is writeLadder for a tick, which changes neither the start nor the notification.
-func (nt *Notifier) moveLadder(p *plan, l model.Ladder, inProgress bool) {
-	nt.writeLadderFields(p, l, inProgress, model.LadderProgressFields)
+// moveLadder is writeLadder for a tick: only the fields that moved from prev, the ladder read.
+func (nt *Notifier) moveLadder(p *plan, prev, l model.Ladder, inProgress bool) {
+	nt.writeLadderFields(p, l, inProgress, func(next model.Ladder) []any { return model.LadderChanges(prev, next) })
 }
 
 func (nt *Notifier) writeLadderFields(p *plan, l model.Ladder, inProgress bool, fields func(model.Ladder) []any) {
@@ -211,12 +217,20 @@ func (nt *Notifier) writeLadderFields(p *plan, l model.Ladder, inProgress bool, 
 	}
 }
 
+// indexStopped files a stopped ladder in escalations_stopped by when retention may forget it:
+// its stop plus the policy's restart window; at once when the policy is gone (window 0), as
+// nothing can resume it.
+func (nt *Notifier) indexStopped(p *plan, l model.Ladder, window int64) {
+	p.record.Ops.ZAdd(nt.keys.EscalationsStopped(), l.StoppedAt+window, schema.EscalationMember(l.PolicyID, l.CheckID))
+}
+
 // policyCache keeps decoded policies by their stored JSON, so routing and ticks decode a policy
 // once per change rather than once per notification.
 type policyCache struct {
 	mu     sync.Mutex
 	byID   map[string]cachedPolicy
 	sorted []model.EscalationPolicy
+	dirty  bool
 }
 
 type cachedPolicy struct {
@@ -225,12 +239,36 @@ type cachedPolicy struct {
 	ok     bool
 }
 
+// one decodes a single policy read by id (a tick reads only the policies of its ladders).
+func (c *policyCache) one(id, raw string, log *zap.Logger) (model.EscalationPolicy, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.byID[id]; ok && old.raw == raw {
+		return old.policy, old.ok
+	}
+	ps, problems := model.DecodeEscalationPolicies(map[string]string{id: raw})
+	for _, p := range problems {
+		log.Error("escalation policy skipped", zap.Error(p))
+	}
+	cp := cachedPolicy{raw: raw, ok: len(ps) == 1}
+	if cp.ok {
+		cp.policy = ps[0]
+	}
+	if c.byID == nil {
+		c.byID = map[string]cachedPolicy{}
+	}
+	c.byID[id] = cp
+	c.dirty = true // the sorted list decode keeps no longer follows byID
+	return cp.policy, cp.ok
+}
+
 // decode returns the policies of the escalation_policies hash, sorted by id; a value that
 // cannot be read is logged (once per change) and left out.
 func (c *policyCache) decode(raw map[string]string, log *zap.Logger) []model.EscalationPolicy {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	changed := len(raw) != len(c.byID)
+	changed := c.dirty || len(raw) != len(c.byID)
+	c.dirty = false
 	next := make(map[string]cachedPolicy, len(raw))
 	for id, v := range raw {
 		if old, ok := c.byID[id]; ok && old.raw == v {

@@ -3,12 +3,14 @@ package notifier
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
@@ -16,6 +18,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/retention"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -230,5 +233,217 @@ func TestABadLadderDoesNotWedgeTheTick(t *testing.T) {
 	}
 	if n, _ := redis.Int(w.db.Do(t, "ZSCORE", w.keys.EscalationsDue(), "oncall:web-0:HTTP"), nil); n != 0 {
 		t.Errorf("the bad ladder is still due (%d)", n)
+	}
+}
+
+// TestTheTickStopsLaddersOfDisabledAndMaintainedChecks: the tick reads each due check's state,
+// enabled flag and maintenance windows: a disabled check and one in scheduled maintenance stop
+// their ladders; a check whose only window has ended, and the rest, fire.
+func TestTheTickStopsLaddersOfDisabledAndMaintainedChecks(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	a := w.notifier(1)
+	for {
+		res, err := a.ProcessNextResult(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finished == 0 {
+			break
+		}
+	}
+	conn := w.db.Conn(t)
+	defer conn.Close()
+	w.db.Do(t, "ZREM", w.keys.CurrentChecks("web-1"), "HTTP")
+	now := w.clk.Now()
+	if err := model.CreateScheduledMaintenance(conn, w.keys, "web-2", "HTTP", now.Add(-time.Minute), time.Hour, "deploy", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := model.CreateScheduledMaintenance(conn, w.keys, "web-3", "HTTP", now.Add(-2*time.Hour), time.Hour, "old", now); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Escalate(ctx)
+	if err != nil || len(res.Alerts) != escalationChecks-2 {
+		t.Fatalf("fired %d alerts (%v), want %d", len(res.Alerts), err, escalationChecks-2)
+	}
+	for check, want := range map[string]string{"web-1:HTTP": model.StopDisabled, "web-2:HTTP": model.StopMaintenance, "web-3:HTTP": ""} {
+		ls, err := model.LaddersOf(conn, w.keys, check)
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("%s: ladders %v (%v)", check, ls, err)
+		}
+		if ls[0].StoppedReason != want {
+			t.Errorf("%s: stopped for %q, want %q", check, ls[0].StoppedReason, want)
+		}
+		if want == "" && ls[0].Fired != 1 {
+			t.Errorf("%s: %d steps fired, want 1", check, ls[0].Fired)
+		}
+	}
+}
+
+// TestOnePagePerContactMediumAndCheckPerTick: at +15 minutes three policies of each check page
+// bob on sms in the same tick (oncall step 2, zzz step 2, leads step 1): bob gets one alert per
+// check, naming the highest step, the tie going to the policy id sorting first; every ladder
+// moves on, and the others' explain says who paged.
+func TestOnePagePerContactMediumAndCheckPerTick(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	conn := w.db.Conn(t)
+	defer conn.Close()
+	w.db.Do(t, "SADD", w.keys.AllContacts(), "carol")
+	res, err := model.PutEscalationPolicies(ctx, conn, w.keys, []model.EscalationPolicy{
+		{ID: "leads", RegexEntities: []string{"^web-"}, Steps: []model.EscalationStep{{Delay: 900, Contacts: []string{"bob"}}}},
+		{ID: "zzz", RegexEntities: []string{"^web-"}, Steps: []model.EscalationStep{{Delay: 0, Contacts: []string{"carol"}},
+			{Delay: 900, Contacts: []string{"bob"}}}},
+	}, model.ReplaceOptions{})
+	if err != nil || len(res.Problems) > 0 {
+		t.Fatalf("put policies: %v %v", err, res.Problems)
+	}
+	a := w.notifier(1)
+	for {
+		res, err := a.ProcessNextResult(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finished == 0 {
+			break
+		}
+	}
+	if _, err := a.Escalate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.db.Do(t, "DEL", w.keys.Queue("sms_notifications"))
+	w.clk.Set(w.start.Add(15 * time.Minute))
+	r, err := a.Escalate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Alerts) != escalationChecks {
+		t.Errorf("%d alerts, want one per check (%d)", len(r.Alerts), escalationChecks)
+	}
+	for _, al := range r.Alerts {
+		if al.ContactID != "bob" || al.Escalation == nil || al.Escalation.PolicyID != "oncall" || al.Escalation.Step != 2 {
+			t.Errorf("alert to %s for %s names %+v, want bob paged by oncall step 2", al.ContactID, al.EventID, al.Escalation)
+		}
+	}
+	got := w.smsAlerts()
+	for i := range escalationChecks {
+		if n := got[fmt.Sprintf("web-%d:HTTP bob step 2", i)]; n != 1 {
+			t.Errorf("web-%d: bob paged %d times for step 2", i, n)
+		}
+	}
+	for id, fired := range map[string]int{"leads": 1, "zzz": 2} {
+		ls, err := model.ReadLadders(conn, w.keys, [][2]string{{id, "web-0:HTTP"}})
+		if err != nil || ls[0].Fired != fired {
+			t.Errorf("%s ladder of web-0 did not move on: %+v (%v)", id, ls, err)
+		}
+	}
+	explain, _ := redis.Strings(w.db.Do(t, "LRANGE", w.keys.Explain("web-0:HTTP"), 0, -1), nil)
+	found := false
+	for _, e := range explain {
+		found = found || strings.Contains(e, "paged once in this tick, by escalation oncall step 2")
+	}
+	if !found {
+		t.Errorf("no explain entry says who paged bob: %v", explain)
+	}
+}
+
+// TestRetentionForgetsLaddersTheNotifierStopped: a recovery stops web-0's ladder and a tick
+// stops web-1's (disabled, nobody told); both are filed in escalations_stopped, and a retention
+// sweep past the restart window forgets web-0's (ladder and check_escalations entry) and keeps
+// web-1's while it fails; the ladders in progress are not touched.
+func TestRetentionForgetsLaddersTheNotifierStopped(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	a := w.notifier(1)
+	route := func() {
+		for {
+			res, err := a.ProcessNextResult(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Finished == 0 {
+				return
+			}
+		}
+	}
+	route()
+	if _, err := a.Escalate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Set(w.start.Add(5 * time.Minute))
+	pub := events.NewPublisher(w.db.Pool, w.keys, "events")
+	if _, err := pub.PublishRaw(ctx, []byte(fmt.Sprintf(`{"entity":"web-0","check":"HTTP","type":"service","state":"ok","time":%d}`,
+		w.clk.Now().Unix()))); err != nil {
+		t.Fatal(err)
+	}
+	x := executive.New(executive.Options{Pool: w.db.Pool, Keys: w.keys, Config: executive.DefaultConfig(), Clock: w.clk,
+		HeartbeatClock: clock.Real{}, Identity: queue.Identity{Host: "x", PID: 2}})
+	if n, err := x.ProcessNext(ctx, 0); err != nil || n != 1 {
+		t.Fatalf("executive processed %d (%v)", n, err)
+	}
+	route()
+	w.db.Do(t, "ZREM", w.keys.CurrentChecks("web-1"), "HTTP")
+	w.clk.Set(w.start.Add(15 * time.Minute))
+	if _, err := a.Escalate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	indexed, _ := redis.Strings(w.db.Do(t, "ZRANGE", w.keys.EscalationsStopped(), 0, -1), nil)
+	if fmt.Sprint(indexed) != "[oncall:web-0:HTTP oncall:web-1:HTTP]" {
+		t.Fatalf("escalations_stopped holds %v", indexed)
+	}
+	sweep := func() retention.Stats {
+		s := &retention.Sweeper{Pool: w.db.Pool, Keys: w.keys, Clock: w.clk, Log: zap.NewNop()}
+		st, err := s.Sweep(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := sweep(); st.Ladders != 0 {
+		t.Fatalf("a sweep within the restart window forgot %d ladders", st.Ladders)
+	}
+	w.clk.Set(w.start.Add(5*time.Minute + time.Duration(model.DefaultRestartAfter+1)*time.Second))
+	if st := sweep(); st.Ladders != 1 {
+		t.Errorf("the sweep forgot %d ladders, want web-0's", st.Ladders)
+	}
+	for check, want := range map[string]bool{"web-0:HTTP": false, "web-1:HTTP": true, "web-2:HTTP": true} {
+		ls, err := model.LaddersOf(w.db.Conn(t), w.keys, check)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(ls) == 1 && ls[0].Exists; got != want {
+			t.Errorf("%s: ladder kept %v, want %v (%+v)", check, got, want, ls)
+		}
+	}
+}
+
+// TestTheTickHonoursIntervalKeys: a drop_alerts_for_contact key set by someone else (a manual
+// hook) suppresses that step's page to ada on sms for web-3 only; the other checks page her.
+func TestTheTickHonoursIntervalKeys(t *testing.T) {
+	t.Parallel()
+	w := newEscalationWorld(t)
+	ctx := context.Background()
+	a := w.notifier(1)
+	for {
+		res, err := a.ProcessNextResult(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Finished == 0 {
+			break
+		}
+	}
+	w.db.Do(t, "SET", w.keys.DropAlerts("ada", "sms", "web-3:HTTP"), "1")
+	res, err := a.Escalate(ctx)
+	if err != nil || len(res.Alerts) != escalationChecks-1 {
+		t.Fatalf("fired %d alerts (%v), want %d", len(res.Alerts), err, escalationChecks-1)
+	}
+	for _, al := range res.Alerts {
+		if al.EventID == "web-3:HTTP" {
+			t.Errorf("web-3 paged %s despite the interval key", al.ContactID)
+		}
 	}
 }

@@ -378,13 +378,24 @@ func (nt *Notifier) readSuppression(conn redis.Conn, n *schema.Notification, can
 
 // probe is one EXISTS sent by sendSuppression.
 type probe struct {
-	c   *candidate
-	key string
+	c      *candidate
+	key    string
+	rollup bool // the rollup throttle, not the interval
 }
 
 // sendSuppression sends readSuppression's reads without flushing, so several notifications'
 // reads share a round trip (the escalation tick).
 func (nt *Notifier) sendSuppression(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) []probe {
+	probes := nt.suppressionProbes(n, cands, now)
+	for _, pr := range probes {
+		conn.Send("EXISTS", pr.key)
+	}
+	return probes
+}
+
+// suppressionProbes settles what contact_alert_state says and lists the keys whose existence
+// decides the rest.
+func (nt *Notifier) suppressionProbes(n *schema.Notification, cands []*candidate, now time.Time) []probe {
 	var probes []probe
 	for _, c := range cands {
 		cid := c.contact.ID
@@ -401,12 +412,10 @@ func (nt *Notifier) sendSuppression(conn redis.Conn, n *schema.Notification, can
 			c.throttled = until > now.Unix()
 		}
 		for _, k := range keys {
-			conn.Send("EXISTS", k)
-			probes = append(probes, probe{c, k})
+			probes = append(probes, probe{c: c, key: k})
 		}
 		if _, ok := c.contact.SuppressedUntil[rollupField]; !ok {
-			conn.Send("EXISTS", nt.keys.DropRollupAlerts(cid, c.medium))
-			probes = append(probes, probe{c, "rollup"})
+			probes = append(probes, probe{c: c, key: nt.keys.DropRollupAlerts(cid, c.medium), rollup: true})
 		}
 	}
 	return probes
@@ -419,16 +428,20 @@ func receiveSuppression(conn redis.Conn, probes []probe) error {
 		if err != nil {
 			return fmt.Errorf("read interval key: %w", err)
 		}
-		if !exists {
-			continue
-		}
-		if pr.key == "rollup" {
-			pr.c.throttled = true
-		} else {
-			pr.c.suppressed = true
+		if exists {
+			pr.found()
 		}
 	}
 	return nil
+}
+
+// found marks the candidate of a probe whose key exists.
+func (pr probe) found() {
+	if pr.rollup {
+		pr.c.throttled = true
+	} else {
+		pr.c.suppressed = true
+	}
 }
 
 func (nt *Notifier) observe(p *plan, took time.Duration) {

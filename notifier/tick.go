@@ -114,7 +114,6 @@ type due struct {
 	p      *plan
 	step   model.EscalationStep
 	cands  []*candidate
-	probes []probe
 }
 
 // planTick decides what each due ladder does now: nothing (another notifier moved it on), stop
@@ -133,26 +132,19 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 		}
 		refs = append(refs, [2]string{policyID, checkID})
 	}
-	raw, err := redis.StringMap(conn.Do("HGETALL", nt.keys.EscalationPolicies()))
-	if err != nil {
-		return nil, fmt.Errorf("read escalation policies: %w", err)
-	}
-	policies := nt.policies.decode(raw, nt.log)
-	byID := make(map[string]model.EscalationPolicy, len(policies))
-	for _, p := range policies {
-		byID[p.ID] = p
-	}
-	ladders, err := model.ReadLadders(conn, nt.keys, refs)
+	read, err := model.ReadTick(conn, nt.keys, refs)
 	if err != nil {
 		return nil, err
 	}
 	var dues []*due
-	var checks []model.CheckRef
+	var statuses []model.CheckStatus
+	var maintained []int // indexes in dues of checks with maintenance windows
+	var checks []model.FactsRequest
 	drop := func(l model.Ladder) { // guarded, so a fresh start survives
 		t.record.Guards = append(t.record.Guards, model.Guard{Key: nt.keys.EscalationLadder(l.PolicyID, l.CheckID), Revision: l.Revision})
 		t.record.Ops.ZRem(nt.keys.EscalationsDue(), schema.EscalationMember(l.PolicyID, l.CheckID))
 	}
-	for _, l := range ladders {
+	for i, l := range read.Ladders {
 		if !l.Active() {
 			drop(l) // stale member: a stop raced the due set
 			continue
@@ -168,15 +160,32 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 			drop(l)
 			continue
 		}
-		d.policy, d.found = byID[l.PolicyID]
+		if raw, ok := read.Policies[l.PolicyID]; ok {
+			d.policy, d.found = nt.policies.one(l.PolicyID, raw, nt.log)
+		}
 		d.p.notification = &d.n
-		entity, check := d.n.EntityCheck()
-		checks = append(checks, model.CheckRef{Entity: entity, Check: check})
+		if read.Windows[i] {
+			entity, check := d.n.EntityCheck()
+			maintained = append(maintained, len(dues))
+			checks = append(checks, model.FactsRequest{Entity: entity, Check: check, Mode: model.ModeMaintenance})
+		}
+		statuses = append(statuses, model.CheckStatus{State: read.State[i], Enabled: read.Enabled[i]})
 		dues = append(dues, d)
 	}
-	statuses, err := model.CheckStatuses(conn, nt.keys, now, checks)
+	// the facts script decides which window covers now, for the few checks that have any
+	facts, err := model.ReadFacts(conn, nt.keys, now, checks)
 	if err != nil {
 		return nil, err
+	}
+	for j, f := range facts {
+		s := &statuses[maintained[j]]
+		s.State = f.State
+		if f.ScheduledMaintenance.Covers(now.Unix()) {
+			s.Scheduled = f.ScheduledMaintenance
+		}
+		if f.UnscheduledMaintenance.Covers(now.Unix()) {
+			s.Unscheduled = f.UnscheduledMaintenance
+		}
 	}
 	var firing []*due
 	var contactIDs []string
@@ -198,22 +207,15 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 	for _, c := range contacts {
 		byContact[c.ID] = c
 	}
-	sent := false
+	var probes []probe
 	for _, d := range firing {
 		nt.candidatesForStep(d, byContact, now)
-		d.probes = nt.sendSuppression(conn, &d.n, d.cands, now)
-		sent = sent || len(d.probes) > 0
+		probes = append(probes, nt.suppressionProbes(&d.n, d.cands, now)...)
 	}
-	if sent {
-		if err := conn.Flush(); err != nil {
-			return nil, fmt.Errorf("read interval keys: %w", err)
-		}
-		for _, d := range firing {
-			if err := receiveSuppression(conn, d.probes); err != nil {
-				return nil, err
-			}
-		}
+	if err := probeSuppression(conn, probes); err != nil {
+		return nil, err
 	}
+	onePagePerTick(firing)
 	for _, d := range firing {
 		nt.planFire(d, now)
 	}
@@ -221,6 +223,7 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 	for _, g := range t.record.Guards {
 		seen[g] = true
 	}
+	parts := make([]model.Ops, 0, len(dues))
 	for _, d := range dues {
 		for _, g := range d.p.record.Guards {
 			if !seen[g] {
@@ -228,17 +231,118 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 				t.record.Guards = append(t.record.Guards, g)
 			}
 		}
-		t.record.Ops.Append(d.p.record.Ops)
+		parts = append(parts, d.p.record.Ops)
 		t.plans = append(t.plans, d.p)
 	}
+	t.record.Ops.AppendAll(parts)
+	t.record.Ops.Coalesce()
 	return t, nil
 }
+
+// stepNumber is the step a firing ladder alerts (from 1; a repeat names the last step).
+func (d *due) stepNumber() int { return min(d.ladder.Fired, len(d.policy.Steps)-1) + 1 }
+
+// onePagePerTick keeps one page per contact, medium and check in a tick: when several policies'
+// ladders of a check page the same contact on the same medium at once, the highest step sends
+// it (on a tie, the policy whose id sorts first) and the others record why they did not. Every
+// ladder still moves on: its step counts as fired.
+func onePagePerTick(firing []*due) {
+	type page struct{ check, contact, medium string }
+	winner := map[page]*due{}
+	beats := func(a, b *due) bool {
+		if a.stepNumber() != b.stepNumber() {
+			return a.stepNumber() > b.stepNumber()
+		}
+		return a.ladder.PolicyID < b.ladder.PolicyID
+	}
+	for _, d := range firing {
+		for _, c := range d.cands {
+			k := page{d.n.EventID, c.contact.ID, c.medium}
+			if w, ok := winner[k]; !ok || beats(d, w) {
+				winner[k] = d
+			}
+		}
+	}
+	for _, d := range firing {
+		d.cands = slices.DeleteFunc(d.cands, func(c *candidate) bool {
+			w := winner[page{d.n.EventID, c.contact.ID, c.medium}]
+			if w == d {
+				return false
+			}
+			d.p.skipped = append(d.p.skipped, skip{c.contact.ID, c.medium, fmt.Sprintf(
+				"paged once in this tick, by escalation %s step %d", w.ladder.PolicyID, w.stepNumber())})
+			return true
+		})
+	}
+}
+
+// probeSuppression finds the interval keys that exist among the probes of a tick. Nearly none
+// does (the notifier keeps its own intervals in contact_alert_state), which one EXISTS over
+// them all tells; only when some do is each asked (a second round trip).
+func probeSuppression(conn redis.Conn, probes []probe) error {
+	if len(probes) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(probes))
+	var keys []any
+	for _, pr := range probes {
+		if !seen[pr.key] {
+			seen[pr.key] = true
+			keys = append(keys, pr.key)
+		}
+	}
+	for chunk := range slices.Chunk(keys, existsChunk) {
+		conn.Send("EXISTS", chunk...)
+	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("read interval keys: %w", err)
+	}
+	some := false
+	for range slices.Chunk(keys, existsChunk) {
+		n, err := redis.Int(conn.Receive())
+		if err != nil {
+			return fmt.Errorf("read interval keys: %w", err)
+		}
+		some = some || n > 0
+	}
+	if !some {
+		return nil
+	}
+	for _, k := range keys {
+		conn.Send("EXISTS", k)
+	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("read interval keys: %w", err)
+	}
+	exists := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		n, err := redis.Int(conn.Receive())
+		if err != nil {
+			return fmt.Errorf("read interval key: %w", err)
+		}
+		exists[k.(string)] = n > 0
+	}
+	for _, pr := range probes {
+		if exists[pr.key] {
+			pr.found()
+		}
+	}
+	return nil
+}
+
+// existsChunk bounds the keys of one EXISTS.
+const existsChunk = 1000
 
 // planStop stops a ladder whose check no longer escalates.
 func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
 	l, p := d.ladder, d.p
 	l.StoppedAt, l.StoppedReason, l.NextDue = now.Unix(), reason, 0
-	nt.moveLadder(p, l, false)
+	nt.moveLadder(p, d.ladder, l, false)
+	window := int64(0) // the policy is gone
+	if d.found {
+		window = d.policy.RestartWindow()
+	}
+	nt.indexStopped(p, l, window)
 	p.escStopped = append(p.escStopped, reason)
 	p.verdict = "escalation_stopped"
 	step := l.Fired + 1
@@ -295,7 +399,7 @@ func (nt *Notifier) planFire(d *due, now time.Time) {
 		}
 	}
 	l.NextDue = nextDue(pol, l)
-	nt.moveLadder(p, l, true)
+	nt.moveLadder(p, d.ladder, l, true)
 	p.escFired = idx + 1
 	p.reason = fmt.Sprintf("escalation %s step %d of %d fired: nobody acknowledged for %s", l.PolicyID, idx+1,
 		len(pol.Steps), humantime.Words(time.Duration(now.Unix()-l.StartedAt)*time.Second))

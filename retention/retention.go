@@ -1,6 +1,7 @@
 // Package retention owns bounded memory (SPEC 4.12): it trims each check's history — state
 // changes, notification records, maintenance windows, actions — to an age and a count, walking
-// the all_checks index in pages and doing bounded work per script call, never KEYS.
+// the all_checks index in pages and doing bounded work per script call, never KEYS; and it
+// forgets stopped escalation ladders once their policy's restart window has passed.
 package retention
 
 import (
@@ -22,6 +23,9 @@ var (
 	//go:embed scripts/trim_check.lua
 	trimSource string
 	trimScript = redis.NewScript(0, trimSource)
+	//go:embed scripts/forget_ladders.lua
+	forgetLaddersSource string
+	forgetLaddersScript = redis.NewScript(0, forgetLaddersSource)
 	//go:embed scripts/unlock.lua
 	unlockSource string
 	unlockScript = redis.NewScript(1, unlockSource)
@@ -48,25 +52,33 @@ type Sweeper struct {
 type Stats struct {
 	Checks  int
 	Deleted int64
+	Ladders int64 // stopped escalation ladders forgotten
 }
 
 const (
 	pageSize       = 200
 	budgetPerCall  = 1000
 	lockTTLSeconds = 600
+	ladderBatch    = 200
 )
 
-// Sweep trims every check once.
+// Sweep trims every check once (with Only, those checks) and, sweeping everything, forgets the
+// stopped escalation ladders whose restart window has passed.
 func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 	var st Stats
-	if s.Policy.MaxAge <= 0 && s.Policy.MaxEntries <= 0 {
-		return st, nil
-	}
 	conn, err := s.Pool.GetContext(ctx)
 	if err != nil {
 		return st, fmt.Errorf("retention sweep: %w", err)
 	}
 	defer conn.Close()
+	if len(s.Only) == 0 {
+		if st.Ladders, err = s.forgetLadders(ctx, conn); err != nil {
+			return st, err
+		}
+	}
+	if s.Policy.MaxAge <= 0 && s.Policy.MaxEntries <= 0 {
+		return st, nil
+	}
 	cutoff := int64(0)
 	if s.Policy.MaxAge > 0 {
 		cutoff = s.Clock.Now().Add(-s.Policy.MaxAge).Unix()
@@ -169,9 +181,9 @@ func (s *Sweeper) trimCheck(conn redis.Conn, id string, cutoff int64) (int64, er
 }
 
 // Run sweeps every interval until ctx ends; with several processes, a lock lets one sweep at a
-// time.
+// time. Without a history limit it still forgets stopped escalation ladders.
 func (s *Sweeper) Run(ctx context.Context, interval time.Duration) {
-	if interval <= 0 || (s.Policy.MaxAge <= 0 && s.Policy.MaxEntries <= 0) {
+	if interval <= 0 {
 		return
 	}
 	t := time.NewTicker(interval)
@@ -193,8 +205,65 @@ func (s *Sweeper) Run(ctx context.Context, interval time.Duration) {
 			continue
 		}
 		s.Log.Info("retention sweep done", zap.Int("checks", st.Checks), zap.Int64("deleted", st.Deleted),
-			zap.Duration("took", time.Since(started)))
+			zap.Int64("escalation_ladders", st.Ladders), zap.Duration("took", time.Since(started)))
 	}
+}
+
+// forgetLadders removes the stopped ladders whose time has come in escalations_stopped, a
+// batch per script call: the sorted set yields only those, so the cost follows what is removed.
+func (s *Sweeper) forgetLadders(ctx context.Context, conn redis.Conn) (int64, error) {
+	now := s.Clock.Now().Unix()
+	var total int64
+	for ctx.Err() == nil {
+		members, err := redis.Strings(conn.Do("ZRANGEBYSCORE", s.Keys.EscalationsStopped(), "-inf", now, "LIMIT", 0, ladderBatch))
+		if err != nil {
+			return total, fmt.Errorf("retention: read stopped escalations: %w", err)
+		}
+		if len(members) == 0 {
+			return total, nil
+		}
+		type ref struct{ member, policy, check string }
+		var refs []ref
+		var ids []any
+		for _, m := range members {
+			policy, check, ok := schema.ParseEscalationMember(m)
+			if !ok {
+				// never ours: drop it from the index so it is not read again
+				if _, err := conn.Do("ZREM", s.Keys.EscalationsStopped(), m); err != nil {
+					return total, fmt.Errorf("retention: drop index entry %q: %w", m, err)
+				}
+				s.Log.Error("escalations_stopped member is not POLICY:ENTITY:CHECK; removed", zap.String("member", m))
+				continue
+			}
+			refs = append(refs, ref{m, policy, check})
+			ids = append(ids, policy)
+		}
+		if len(refs) == 0 {
+			continue
+		}
+		raws, err := redis.Values(conn.Do("HMGET", append([]any{s.Keys.EscalationPolicies()}, ids...)...))
+		if err != nil {
+			return total, fmt.Errorf("retention: read escalation policies: %w", err)
+		}
+		args := []any{now, s.Keys.EscalationsStopped(), s.Keys.EscalationsDue(), len(refs)}
+		for i, r := range refs {
+			window := int64(0) // the policy is gone: nothing can resume the ladder
+			if raw, _ := redis.String(raws[i], nil); raw != "" {
+				window = model.DefaultRestartAfter
+				if ps, _ := model.DecodeEscalationPolicies(map[string]string{r.policy: raw}); len(ps) == 1 {
+					window = ps[0].RestartWindow()
+				}
+			}
+			args = append(args, r.member, s.Keys.EscalationLadder(r.policy, r.check), s.Keys.CheckEscalations(r.check),
+				s.Keys.Check(r.check), r.policy, window)
+		}
+		n, err := redis.Int64(forgetLaddersScript.Do(conn, args...))
+		if err != nil {
+			return total, fmt.Errorf("retention: forget stopped escalations: %w", err)
+		}
+		total += n
+	}
+	return total, ctx.Err()
 }
 
 func (s *Sweeper) lock(ctx context.Context) bool {

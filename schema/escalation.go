@@ -24,6 +24,12 @@ func (k Keys) EscalationLadder(policyID, checkID string) string {
 // the members due, so its cost follows the escalations due, not the checks.
 func (k Keys) EscalationsDue() string { return k.key("escalations_due") }
 
+// EscalationsStopped is the sorted set of stopped ladders: member EscalationMember(policy,
+// check), score = the unix time after which retention may forget the ladder (its stop plus the
+// policy's restart window; a problem before then resumes it). Retention reads only the members
+// whose time has come, so its cost follows the ladders it removes.
+func (k Keys) EscalationsStopped() string { return k.key("escalations_stopped") }
+
 // CheckEscalations is the set of policy ids that have a ladder for a check
 // (check_escalations:ENTITY:CHECK), so a recovery finds the ladders to stop without reading
 // every policy.
