@@ -6,7 +6,7 @@ import "runtime/debug"
 // GOGC environment variable sets one. The stages' live heap is small (a few MiB: a batch's events
 // and their writes) but they allocate per event, so with Go's default of 100 the collector ran
 // every few batches and cost a third of the executive's CPU; at 400 it runs a quarter as often,
-// for a heap that may grow to five times the live data instead of twice (31 → 47 MiB RSS for
+// for a heap that may grow to five times the live data instead of twice (32 → 49 MiB RSS for
 // `flapjack server` under full load).
 const defaultGCPercent = 400
 
