@@ -332,12 +332,15 @@ func ContactIDsForChecks(conn redis.Conn, keys schema.Keys, checkIDs []string) (
 			entities[e] = byKey
 		}
 	}
-	out := make(map[string][]string, len(parts))
+	// The sets of ALL and of an entity are shared by many checks: each distinct set is read once
+	// (a contact's alerting set holds many checks of few entities).
 	type query struct {
 		id   string
 		sets []string
 	}
 	queries := make([]query, 0, len(parts))
+	members := map[string][]string{}
+	var setOrder []string
 	for _, p := range parts {
 		eid := entities[p.entity]
 		sets := []string{keys.ContactsFor(schema.AllContactsID)}
@@ -345,21 +348,29 @@ func ContactIDsForChecks(conn redis.Conn, keys schema.Keys, checkIDs []string) (
 			sets = append(sets, keys.ContactsFor(eid), keys.ContactsForCheck(eid, p.check))
 		}
 		for _, s := range sets {
-			conn.Send("SMEMBERS", s)
+			if _, seen := members[s]; !seen {
+				members[s] = nil
+				setOrder = append(setOrder, s)
+				conn.Send("SMEMBERS", s)
+			}
 		}
 		queries = append(queries, query{id: schema.CheckID(p.entity, p.check), sets: sets})
 	}
 	if err := conn.Flush(); err != nil {
 		return nil, fmt.Errorf("contacts for checks: %w", err)
 	}
+	for _, s := range setOrder {
+		m, err := redis.Strings(conn.Receive())
+		if err != nil {
+			return nil, fmt.Errorf("contacts in %s: %w", s, err)
+		}
+		members[s] = m
+	}
+	out := make(map[string][]string, len(parts))
 	for _, q := range queries {
 		seen := map[string]bool{}
-		for range q.sets {
-			members, err := redis.Strings(conn.Receive())
-			if err != nil {
-				return nil, fmt.Errorf("contacts for %s: %w", q.id, err)
-			}
-			for _, m := range members {
+		for _, s := range q.sets {
+			for _, m := range members[s] {
 				if !seen[m] {
 					seen[m] = true
 					out[q.id] = append(out[q.id], m)

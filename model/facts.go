@@ -60,6 +60,10 @@ const (
 	ModeRollup FactsMode = "rollup"
 	// ModeMaintenance reads only the check hash and the maintenance windows.
 	ModeMaintenance FactsMode = "maintenance"
+	// ModeAlerting is ModeMaintenance with whether the check is enabled: what cleaning a
+	// contact's alerting set and describing a rollup need, without ModeRollup's notification
+	// timestamps and history (a fifth of the Redis calls per check).
+	ModeAlerting FactsMode = "alerting"
 )
 
 // Window is a maintenance window [Start, End).
@@ -106,7 +110,7 @@ type CheckFacts struct {
 	EntityID string // only read for checks without a state
 	Summary  string
 	Details  string
-	Enabled  bool // ModeRollup only
+	Enabled  bool // ModeRollup and ModeAlerting only
 
 	// LastNotificationKind is the kind of the latest warning, critical, unknown, recovery or
 	// acknowledgement notification, and NotifiedSeverity the highest failing severity notified

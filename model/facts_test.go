@@ -80,6 +80,8 @@ func TestReadFacts(t *testing.T) {
 			rollup.Enabled = true
 			maint := full
 			maint.NotificationsRead, maint.LastNotified, maint.History = false, [7]int64{}, nil
+			alerting := maint
+			alerting.Enabled = true
 
 			pingBase := model.CheckFacts{ID: ping, Entity: app, Check: "Ping", State: "ok", LastChange: n - 86400, Summary: "PING OK"}
 			pingFull := pingBase
@@ -92,13 +94,14 @@ func TestReadFacts(t *testing.T) {
 				{Entity: app, Check: "HTTP", Mode: model.ModeEventOK},
 				{Entity: app, Check: "HTTP", Mode: model.ModeRollup},
 				{Entity: app, Check: "HTTP", Mode: model.ModeMaintenance},
+				{Entity: app, Check: "HTTP", Mode: model.ModeAlerting},
 				{Entity: app, Check: "Ping", Mode: model.ModeEventOK},
 				{Entity: app, Check: "Ping", Mode: model.ModeEvent},
 				{Entity: app, Check: "Odd", Mode: model.ModeMaintenance},
 				{Entity: db1, Check: "Disk", Mode: model.ModeEventOK},
 				{Entity: legacy, Check: "Load", Mode: model.ModeRollup},
 			}
-			want := []model.CheckFacts{full, full, rollup, maint, pingBase, pingFull,
+			want := []model.CheckFacts{full, full, rollup, maint, alerting, pingBase, pingFull,
 				{ID: odd, Entity: app, Check: "Odd", State: "warning", Revision: 2, Summary: "a\x1fb", Details: "\x1f"},
 				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
 				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true}}

@@ -207,7 +207,7 @@ func (w *CheckWriter) PushNotification(queue string, payload []byte) {
 // Indexes gathers the "this check is current" writes of many checks touched at one instant, so a
 // batch sends one multi-member ZADD per index instead of four per event (reference §2.3).
 type Indexes struct {
-	now      int64
+	now      any // boxed once: each touched check adds it twice
 	checks   []any
 	entities map[string][]any
 	order    []string

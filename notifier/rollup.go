@@ -76,7 +76,7 @@ func (nt *Notifier) readAlerting(conn redis.Conn, n *schema.Notification, cands 
 			continue
 		}
 		valid = append(valid, id)
-		reqs = append(reqs, model.FactsRequest{Entity: e, Check: ch, Mode: model.ModeRollup})
+		reqs = append(reqs, model.FactsRequest{Entity: e, Check: ch, Mode: model.ModeAlerting})
 	}
 	facts, err := model.ReadFacts(conn, nt.keys, now, reqs)
 	if err != nil {

@@ -15,6 +15,11 @@
 -- missing field reads as "0"), counter field ("" for none), op count M, then M ops each written
 -- as: command, argument count, arguments... The ops themselves set each guard's next revision
 -- (Go folds it into an HSET it sends anyway, saving a call per record).
+-- A batch's items leave the processing list together: one LRANGE tells which records' items are
+-- still claimed, and the list is rewritten once (DEL, RPUSH of what stays) instead of one LREM
+-- per item, which cost a call from Lua per event. Small batches (the notifier's one record) and a
+-- list much longer than the batch (one event of a check applied while its later events wait)
+-- keep the LREM per item, cheaper there.
 -- Returns {statuses, errors}: N statuses, 1 applied, 0 conflict (revision moved; nothing
 -- written, item kept), -1 lost (item no longer claimed by this instance: a peer requeued it;
 -- nothing written); errors lists "record index: message" for writes Redis refused (e.g. a key of
@@ -42,6 +47,23 @@ for i = 1, n do
   end
 end
 
+-- claimed[item] counts the copies of item still in the processing list, when it was read whole
+local claimed = false
+local listed = {}
+local taken = 0
+if processing ~= '' and n >= 8 then
+  -- one element more than the bound tells a list too long for the rewrite
+  listed = redis.call('LRANGE', processing, 0, 2 * n)
+  if #listed <= 2 * n then
+    claimed = {}
+    for _, it in ipairs(listed) do
+      claimed[it] = (claimed[it] or 0) + 1
+    end
+  else
+    listed = {}
+  end
+end
+
 local pos = first
 local status = {}
 local errors = {}
@@ -60,7 +82,17 @@ for i = 1, n do
     if rev ~= ARGV[guards_at + 2 * g + 1] then ok = 0 end
   end
   if ok == 1 and item ~= '' and processing ~= '' then
-    if redis.call('LREM', processing, -1, item) == 0 then ok = -1 end
+    if claimed then
+      local c = claimed[item]
+      if c and c > 0 then
+        claimed[item] = c - 1
+        taken = taken + 1
+      else
+        ok = -1
+      end
+    elseif redis.call('LREM', processing, -1, item) == 0 then
+      ok = -1
+    end
   end
   for j = 1, nops do
     local cmd = ARGV[pos]
@@ -80,6 +112,25 @@ for i = 1, n do
     end
   end
   status[i] = ok
+end
+-- rewrite the processing list without the finished items, in its order (claimed now counts the
+-- copies of each item that stay)
+if taken > 0 then
+  redis.call('DEL', processing)
+  if taken < #listed then
+    local keep = {}
+    for _, it in ipairs(listed) do
+      local c = claimed[it]
+      if c > 0 then
+        keep[#keep + 1] = it
+        claimed[it] = c - 1
+      end
+    end
+    -- in slices: unpack puts its values on the Lua stack, which holds about 8000
+    for at = 1, #keep, 1000 do
+      redis.call('RPUSH', processing, unpack(keep, at, math.min(at + 999, #keep)))
+    end
+  end
 end
 if counted > 0 and ARGV[4] ~= '' then
   redis.call('INCRBY', ARGV[4], counted)

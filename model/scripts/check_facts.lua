@@ -29,12 +29,13 @@
 -- ARGV record (one per check after the header, args_per_check values each):
 --   check_hash                 check:ID
 --   history_prefix             "ID:"
---   mode                       "event-ok", "event", "rollup" or "maintenance"
+--   mode                       "event-ok", "event", "rollup", "maintenance" or "alerting"
 --   entity                     entity name
 --   check                      check name
 -- Mode "event-ok" skips notification and history reads when the stored state is ok (an ok event
 -- on an ok check can never notify); "rollup" adds the enabled flag; "maintenance" reads only
--- the check hash and maintenance windows (status).
+-- the check hash and maintenance windows (status); "alerting" adds the enabled flag to those
+-- (the notifier cleaning a contact's alerting set reads every member's).
 -- Packed, Redis converts and Go decodes one string per check instead of every value apart; Go
 -- counts the separators and reads a check again unpacked when a value holds the byte itself.
 -- Returns N replies, one per check, of these values (false = absent), packed or as an array:
@@ -56,7 +57,7 @@
 --                                history entry of history_fields values
 --   entity_id                  only for checks without a state
 --   summary                    field of the check hash
---   enabled                    1/0, mode "rollup" only
+--   enabled                    1/0, modes "rollup" and "alerting" only
 --   history_read               1/0: whether last_notified and history were read
 --   details                    field of the check hash
 --   last_notification_kind     with notified_severity, fields of the check hash that order the
@@ -155,7 +156,7 @@ for i = 1, n do
     r[${entity_id}] = redis.call('HGET', entity_ids, entity) or redis.call('GET', entity_id_prefix .. entity)
   end
   r[${summary}], r[${enabled}] = h[8], false
-  if mode == 'rollup' then
+  if mode == 'rollup' or mode == 'alerting' then
     r[${enabled}] = redis.call('ZSCORE', current_prefix .. entity, check) and 1 or 0
   end
   r[${history_read}] = full and 1 or 0

@@ -1,0 +1,127 @@
+package model_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/model"
+)
+
+// TestApplyFinishesItems applies batches against a processing list holding the batch, the batch
+// and later items, part of the batch (a peer requeued the rest), duplicates, and a list too long
+// to be rewritten, and checks each record's status, its writes, and exactly what stays claimed,
+// in order.
+func TestApplyFinishesItems(t *testing.T) {
+	t.Parallel()
+	items := func(prefix string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf(`{"item":"%s%d"}`, prefix, i)
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		// list is the processing list head first (the newest claim at its head)
+		list []string
+		// batch is the records' items, oldest claim first; conflict marks records whose guard moved
+		batch    []string
+		conflict map[int]bool
+		want     []model.Status
+		left     []string
+	}{
+		{name: "whole batch", list: reverse(items("a", 10)), batch: items("a", 10),
+			want: statuses(10, nil, nil), left: []string{}},
+		{name: "one record (LREM)", list: []string{"x", "y"}, batch: []string{"y"},
+			want: []model.Status{model.Applied}, left: []string{"x"}},
+		{name: "later items stay", list: append([]string{"later1", "later0"}, reverse(items("a", 10))...),
+			batch: items("a", 10), want: statuses(10, nil, nil), left: []string{"later1", "later0"}},
+		{name: "requeued by a peer", list: reverse(items("a", 10)[:6]), batch: items("a", 10),
+			want: statuses(10, map[int]bool{6: true, 7: true, 8: true, 9: true}, nil), left: []string{}},
+		{name: "conflicts stay claimed", list: reverse(items("a", 10)), batch: items("a", 10),
+			conflict: map[int]bool{2: true, 5: true},
+			want:     statuses(10, nil, map[int]bool{2: true, 5: true}), left: []string{`{"item":"a5"}`, `{"item":"a2"}`}},
+		{name: "duplicates", list: []string{"d", "e", "d", "d", "e", "f", "g", "h", "i"},
+			batch: []string{"d", "d", "e", "f", "g", "h", "i", "j"},
+			want:  statuses(8, map[int]bool{7: true}, nil), left: []string{"d", "e"}},
+		{name: "list too long (LREM)", list: append(reverse(items("later", 20)), reverse(items("a", 8))...),
+			batch: items("a", 8), want: statuses(8, nil, nil), left: reverse(items("later", 20))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db := testredis.New(t)
+			conn := db.Conn(t)
+			const processing = "executive_processing:host:1"
+			for _, it := range c.list {
+				db.Do(t, "RPUSH", processing, it)
+			}
+			records := make([]model.Record, len(c.batch))
+			for i, it := range c.batch {
+				key := fmt.Sprintf("check:e%d:c", i)
+				db.Do(t, "HSET", key, "revision", 3)
+				rev := int64(3)
+				if c.conflict[i] {
+					rev = 2
+				}
+				records[i] = model.Record{Item: it, Counter: "ok", Guards: []model.Guard{{Key: key, Revision: rev}}}
+				records[i].Ops.HSet(key, "summary", it)
+			}
+			got, err := model.Apply(conn, model.ApplyTarget{Processing: processing, Counters: "event_counters"}, records)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("statuses %v, want %v", got, c.want)
+			}
+			left, err := redis.Strings(conn.Do("LRANGE", processing, 0, -1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(left, c.left) {
+				t.Errorf("left claimed %q, want %q", left, c.left)
+			}
+			applied := 0
+			for i, st := range got {
+				summary, _ := redis.String(conn.Do("HGET", fmt.Sprintf("check:e%d:c", i), "summary"))
+				if (st == model.Applied) != (summary == c.batch[i]) {
+					t.Errorf("record %d (%v): summary %q", i, st, summary)
+				}
+				if st == model.Applied {
+					applied++
+				}
+			}
+			if n, _ := redis.Int(conn.Do("HGET", "event_counters", "ok")); n != applied {
+				t.Errorf("event_counters ok = %d, want %d", n, applied)
+			}
+		})
+	}
+}
+
+func reverse(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+// statuses is n Applied statuses with lost and conflict ones at the given indexes.
+func statuses(n int, lost, conflict map[int]bool) []model.Status {
+	out := make([]model.Status, n)
+	for i := range out {
+		switch {
+		case lost[i]:
+			out[i] = model.Lost
+		case conflict[i]:
+			out[i] = model.Conflict
+		default:
+			out[i] = model.Applied
+		}
+	}
+	return out
+}

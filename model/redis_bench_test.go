@@ -1,0 +1,113 @@
+package model_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// redisCalls is the number of commands Redis has run on db's server, scripts' own calls
+// included (INFO commandstats), leaving out the scripts and INFO themselves.
+func redisCalls(b *testing.B, db *testredis.DB) int64 {
+	info, err := redis.String(db.Do(b, "INFO", "commandstats"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total int64
+	for _, line := range strings.Split(info, "\r\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
+		if !ok || name == "evalsha" || name == "eval" || name == "info" || name == "flushdb" {
+			continue
+		}
+		calls, _, _ := strings.Cut(rest, ",")
+		n, _ := strconv.ParseInt(calls, 10, 64)
+		total += n
+	}
+	return total
+}
+
+// BenchmarkApply applies batches of 256 ok events on ok checks through the apply script, with
+// their items in the processing list, and reports the Redis commands each record costs (the
+// guard HGET, the HSET; the items leave the list in one LRANGE and one DEL per batch).
+func BenchmarkApply(b *testing.B) {
+	db := testredis.New(b)
+	conn := db.Conn(b)
+	keys := schema.NewKeys("")
+	const n, processing = 256, "executive_processing:bench:1"
+	t := model.ApplyTarget{Processing: processing, Counters: keys.EventCounters()}
+	rev := int64(0)
+	b.ReportAllocs()
+	var calls int64
+	for b.Loop() {
+		b.StopTimer()
+		records := make([]model.Record, n)
+		items := make([]any, 0, n+1)
+		items = append(items, processing)
+		for i := range records {
+			r := &records[i]
+			r.Item, r.Counter = fmt.Sprintf(`{"entity":"host-%d.example.com","check":"HTTP","state":"ok","time":%d}`, i, rev), "ok"
+			key := keys.Check(schema.CheckID(fmt.Sprintf("host-%d.example.com", i), "HTTP"))
+			r.Guards = []model.Guard{{Key: key, Revision: rev}}
+			r.Ops.HSet(key, "last_update", rev, "revision", rev+1)
+			items = append(items, r.Item)
+		}
+		db.Do(b, "LPUSH", items...)
+		before := redisCalls(b, db)
+		b.StartTimer()
+		statuses, err := model.Apply(conn, t, records)
+		b.StopTimer()
+		calls += redisCalls(b, db) - before
+		b.StartTimer()
+		if err != nil || len(statuses) != n || statuses[n-1] != model.Applied {
+			b.Fatalf("statuses %v, %v", statuses, err)
+		}
+		rev++
+	}
+	b.ReportMetric(float64(calls)/float64(b.N*n), "redis-calls/record")
+}
+
+// BenchmarkReadFactsAlerting reads 300 failing checks as the notifier does to clean a contact's
+// alerting set (ModeAlerting; ModeRollup for comparison), reporting Redis commands per check.
+func BenchmarkReadFactsAlerting(b *testing.B) {
+	for _, mode := range []model.FactsMode{model.ModeAlerting, model.ModeRollup} {
+		b.Run(string(mode), func(b *testing.B) {
+			db := testredis.New(b)
+			conn := db.Conn(b)
+			keys := schema.NewKeys("")
+			now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+			const n = 300
+			reqs := make([]model.FactsRequest, n)
+			for i := range reqs {
+				reqs[i] = model.FactsRequest{Entity: "probe.example.com", Check: fmt.Sprintf("probe-%d", i), Mode: mode}
+				id := schema.CheckID(reqs[i].Entity, reqs[i].Check)
+				db.Do(b, "HSET", keys.Check(id), "state", "critical", "last_change", now.Unix()-60, "summary", "down")
+				db.Do(b, "ZADD", keys.CurrentChecks(reqs[i].Entity), now.Unix(), reqs[i].Check)
+				db.Do(b, "ZADD", keys.SortedStateTimestamps(id), now.Unix()-60, now.Unix()-60)
+				db.Do(b, "SET", keys.LastNotification(id, "problem"), now.Unix()-60)
+			}
+			b.ReportAllocs()
+			var calls int64
+			for b.Loop() {
+				b.StopTimer()
+				before := redisCalls(b, db)
+				b.StartTimer()
+				facts, err := model.ReadFacts(conn, keys, now, reqs)
+				b.StopTimer()
+				calls += redisCalls(b, db) - before
+				b.StartTimer()
+				if err != nil || len(facts) != n || !facts[n-1].Enabled || facts[n-1].State != "critical" {
+					b.Fatalf("%v %+v", err, facts[n-1])
+				}
+			}
+			b.ReportMetric(float64(calls)/float64(b.N*n), "redis-calls/check")
+		})
+	}
+}
