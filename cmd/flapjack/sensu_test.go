@@ -137,7 +137,7 @@ func TestSensuTCPReceiverKeepsEventsThroughARedisOutage(t *testing.T) {
 		}
 	}
 	time.Sleep(30*time.Second - time.Since(outageStart)) // the 30 s outage issue 24 asks about
-	srv.Restart(t)              // without persistence: the list starts empty
+	srv.Restart(t)                                       // without persistence: the list starts empty
 	want = nil
 	for _, f := range sensuGoFixtures {
 		want = append(want, f.id)
