@@ -3,13 +3,18 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/executive"
+	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
@@ -70,7 +75,9 @@ func TestSameSecondAcknowledgementsAndWindows(t *testing.T) {
 }
 
 // TestSecondBatchesAlertAsOneByOne: with SecondBatches (whatif's mode) the events of a second go
-// through the executive together, and a timeline of many checks alerts exactly as line by line.
+// through the executive together, and a timeline of many checks alerts exactly as line by line;
+// with Private too (schedules remembered between writes, the queue drained by count) the same,
+// with a check going stale and an escalation ladder to remember.
 func TestSecondBatchesAlertAsOneByOne(t *testing.T) {
 	t.Parallel()
 	const t0 = 1767607200
@@ -86,9 +93,13 @@ func TestSecondBatchesAlertAsOneByOne(t *testing.T) {
 		if m == 20 {
 			lines = append(lines, fmt.Sprintf(`{"action":"scheduled_maintenance","time":%d,"entity":"h3","check":"PING","duration":600}`, t0+m*60))
 		}
+		if m < 5 {
+			// reports until 00:04, then goes silent: stale every 300 s
+			lines = append(lines, fmt.Sprintf(`{"time":%d,"entity":"quiet","check":"PING","type":"service","state":"ok","ttl":300}`, t0+m*60))
+		}
 	}
-	var outs [2]bytes.Buffer
-	for i, batched := range []bool{false, true} {
+	var outs [3]bytes.Buffer
+	for i, mode := range []struct{ batched, private bool }{{false, false}, {true, false}, {true, true}} {
 		db := testredis.New(t)
 		keys := schema.NewKeys("")
 		conn := db.Conn(t)
@@ -96,23 +107,61 @@ func TestSecondBatchesAlertAsOneByOne(t *testing.T) {
 		conn.Do("SADD", keys.AllContacts(), "ops")
 		conn.Do("HSET", keys.ContactMedia("ops"), "email", "ops@example.com")
 		conn.Do("SADD", keys.ContactsFor(schema.AllContactsID), "ops")
+		conn.Do("HSET", keys.Contact("lead"), "first_name", "Lead")
+		conn.Do("SADD", keys.AllContacts(), "lead")
+		conn.Do("HSET", keys.ContactMedia("lead"), "email", "lead@example.com")
+		if _, err := importer.Escalations(context.Background(), conn, keys, []byte(`[{"id": "ladder", "entities": ["h1", "quiet"],
+			"steps": [{"delay": "0 minutes", "contacts": ["ops"]}, {"delay": "7 minutes", "contacts": ["lead"]}]}]`), importer.Options{}); err != nil {
+			t.Fatal(err)
+		}
 		conn.Close()
 		ncfg := notifier.DefaultConfig()
 		ncfg.MediaQueues = map[string]string{"email": "email_notifications"}
 		sum, err := Run(context.Background(), Options{Pool: db.Pool, Keys: keys, Executive: executive.DefaultConfig(),
-			Notifier: ncfg, Identity: queue.Identity{Host: "replay-test", PID: 1}, SecondBatches: batched},
+			Notifier: ncfg, Identity: queue.Identity{Host: "replay-test", PID: 1}, SecondBatches: mode.batched, Private: mode.private},
 			strings.NewReader(strings.Join(lines, "\n")), &outs[i])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sum.Events != 1200 || sum.Actions != 1 {
+		if sum.Events != 1205 || sum.Actions != 1 {
 			t.Fatalf("summary %+v", sum)
 		}
 	}
 	if outs[0].Len() == 0 || strings.Count(outs[0].String(), "\n") < 20 {
 		t.Fatalf("too few alerts to compare: %q", outs[0].String())
 	}
-	if outs[0].String() != outs[1].String() {
+	for _, want := range []string{`"contact_id":"lead"`, `"event_id":"quiet:PING"`} {
+		if !strings.Contains(outs[0].String(), want) {
+			t.Errorf("no alert with %s (escalation step 2, stale check): %s", want, outs[0].String())
+		}
+	}
+	// Batched, an escalation step due in a second whose events alert too is routed beside
+	// them in another order: the same alerts, each second's in any order.
+	if a, b := bySecond(t, outs[0].String()), bySecond(t, outs[1].String()); !reflect.DeepEqual(a, b) {
 		t.Errorf("batched alerts differ:\none by one:\n%s\nbatched:\n%s", outs[0].String(), outs[1].String())
 	}
+	if outs[1].String() != outs[2].String() {
+		t.Errorf("private alerts differ:\nbatched:\n%s\nbatched private:\n%s", outs[1].String(), outs[2].String())
+	}
+}
+
+// bySecond groups alert lines by their time, each second's sorted.
+func bySecond(t *testing.T, out string) map[int64][]string {
+	t.Helper()
+	m := map[int64][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var a struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatal(err)
+		}
+		_, at, _ := strings.Cut(a.ID, "-")
+		sec, _ := strconv.ParseFloat(at, 64)
+		m[int64(sec)] = append(m[int64(sec)], l)
+	}
+	for _, ls := range m {
+		slices.Sort(ls)
+	}
+	return m
 }

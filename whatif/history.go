@@ -74,6 +74,8 @@ type timeline struct {
 	next  func(ctx context.Context) (line, bool, error)
 	// skipped counts archived items that were not events of the range (bad JSON, other checks).
 	skipped int
+	// untimed counts archived events of the chosen checks without a "time" (not replayed).
+	untimed int
 }
 
 // archiveBatch is how many archived events are read per round trip.
@@ -212,6 +214,12 @@ func readArchiveHour(ctx context.Context, pool *redis.Pool, key string, h Histor
 		}
 		for _, raw := range items {
 			ev, err := schema.ParseEvent(raw)
+			if err == nil && !ev.HasTime && h.Filter.match(ev.Entity, ev.Check) && hasTags(ev.Tags, h.Filter.Tags) {
+				// The executive decided it at its own clock, which the archive does not keep:
+				// its place in the hour is not known well enough to replay it.
+				tl.untimed++
+				continue
+			}
 			if err != nil || !ev.HasTime || ev.Time < from || ev.Time > until ||
 				!h.Filter.match(ev.Entity, ev.Check) || !hasTags(ev.Tags, h.Filter.Tags) {
 				tl.skipped++
@@ -265,6 +273,7 @@ func withTime(raw []byte, t int64) []byte {
 // checkHistory is one check's recorded state changes and actions.
 type checkHistory struct {
 	entity, check string
+	tags          []string // the check's tags, carried by every rebuilt event
 	changes       []change // state changes, oldest first (the one before From first, if any)
 	actions       []change // acknowledgements and other action events in the range
 	interval      int64    // seconds between synthesised repeats; 0 = none
@@ -297,21 +306,25 @@ func statesTimeline(ctx context.Context, conn redis.Conn, keys schema.Keys, h Hi
 			chosen = append(chosen, r)
 		}
 	}
-	if len(h.Filter.Tags) > 0 && len(chosen) > 0 {
+	// The executive records no event's own tags outside the archive: the rebuilt events carry
+	// the check's tags (check_tag:TAG, Flapjack's check tags, part of every event's tag set),
+	// so rules matching those tags match as they did live.
+	tags := map[model.CheckRef][]string{}
+	if len(chosen) > 0 {
 		checks, _, err := model.ReadChecks(ctx, conn, keys, chosen)
 		if err != nil {
 			return nil, err
 		}
-		chosen = chosen[:0]
 		for _, c := range checks {
-			if hasTags(c.Tags, h.Filter.Tags) {
-				chosen = append(chosen, c.CheckRef)
-			}
+			tags[c.CheckRef] = c.Tags
+		}
+		if len(h.Filter.Tags) > 0 {
+			chosen = slices.DeleteFunc(chosen, func(r model.CheckRef) bool { return !hasTags(tags[r], h.Filter.Tags) })
 		}
 	}
 	from, until := h.From.Unix(), h.Until.Unix()
 	histories := make([]*checkHistory, 0, len(chosen))
-	observed, fallback := 0, 0
+	observed, fallback, tagged := 0, 0, 0
 	for _, r := range chosen {
 		ch, err := readCheckHistory(ctx, conn, keys, r, from, until, h.RepeatInterval)
 		if err != nil {
@@ -319,6 +332,9 @@ func statesTimeline(ctx context.Context, conn redis.Conn, keys schema.Keys, h Hi
 		}
 		if ch == nil {
 			continue
+		}
+		if ch.tags = tags[r]; len(ch.tags) > 0 {
+			tagged++
 		}
 		ch.skipOKRepeats = !h.KeepOKRepeats
 		if ch.interval > 0 {
@@ -335,6 +351,7 @@ func statesTimeline(ctx context.Context, conn redis.Conn, keys schema.Keys, h Hi
 		fmt.Sprintf("repeats between changes are synthesised at the check's observed interval (%d checks observed, %d at the default %s, %d without repeats)",
 			observed, fallback, h.RepeatInterval, len(histories)-observed-fallback),
 	}}
+	tl.notes = append(tl.notes, fmt.Sprintf("rebuilt events carry their check's tags (check_tag:TAG; %d of %d checks tagged): event tags the executive did not record are not known", tagged, len(histories)))
 	if !h.KeepOKRepeats {
 		tl.notes = append(tl.notes, "ok states are not repeated: an ok result of a check already ok decides nothing (--all-events repeats them)")
 	}
@@ -535,17 +552,18 @@ func (c *cursor) pop(from int64) line {
 
 // synthetic is a reconstructed event as replay reads it.
 type synthetic struct {
-	Entity   string `json:"entity"`
-	Check    string `json:"check"`
-	Type     string `json:"type"`
-	State    string `json:"state"`
-	Time     int64  `json:"time"`
-	Summary  string `json:"summary,omitempty"`
-	Duration int64  `json:"duration,omitempty"`
+	Entity   string   `json:"entity"`
+	Check    string   `json:"check"`
+	Type     string   `json:"type"`
+	State    string   `json:"state"`
+	Time     int64    `json:"time"`
+	Summary  string   `json:"summary,omitempty"`
+	Duration int64    `json:"duration,omitempty"`
+	Tags     []string `json:"tags,omitempty"`
 }
 
 func eventLine(h *checkHistory, ev change) line {
-	e := synthetic{Entity: h.entity, Check: h.check, Type: schema.TypeService, State: ev.state, Time: ev.at, Summary: ev.summary}
+	e := synthetic{Entity: h.entity, Check: h.check, Type: schema.TypeService, State: ev.state, Time: ev.at, Summary: ev.summary, Tags: h.tags}
 	l := line{at: ev.at, checkID: schema.CheckID(h.entity, h.check)}
 	if ev.isAction {
 		e.Type, e.Duration = schema.TypeAction, ev.duration

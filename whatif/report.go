@@ -68,6 +68,7 @@ type Report struct {
 	Replayed   int          `json:"lines_replayed"`
 	OKRepeats  int          `json:"ok_repeats_not_replayed"`
 	Skipped    int          `json:"archived_items_skipped"`
+	Untimed    int          `json:"archived_events_without_time"`
 	QuietHours string       `json:"quiet_hours,omitempty"`
 	Contacts   []ContactRow `json:"contacts"`
 	Baseline   Outcome      `json:"baseline"`

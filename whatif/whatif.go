@@ -178,7 +178,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if feedErr != nil {
 		return nil, feedErr
 	}
-	rep.Skipped = tl.skipped
+	rep.Skipped, rep.Untimed = tl.skipped, tl.untimed
+	if tl.untimed > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf(`%d archived events of the chosen checks had no "time" and were not replayed: the executive decided them at its own clock, which the archive does not keep`, tl.untimed))
+	}
 	if rep.OKRepeats > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d ok results of checks already ok were not replayed: they change no decision (--all-events replays them)", rep.OKRepeats))
 	}
@@ -223,7 +226,7 @@ func (r *run) start(ctx context.Context, o Options, in *io.PipeReader) {
 	// the scratch space keeps no archive of its own: nobody reads it
 	xcfg.ArchiveEvents = false
 	r.sum, r.err = replay.Run(ctx, replay.Options{Pool: r.sc.Space.Pool, Keys: r.sc.Space.Keys, Executive: xcfg,
-		Notifier: r.sc.Notifier, Log: o.Log, Version: o.Version, Identity: o.Identity, SecondBatches: true}, in, r)
+		Notifier: r.sc.Notifier, Log: o.Log, Version: o.Version, Identity: o.Identity, SecondBatches: true, Private: true}, in, r)
 	if r.err != nil {
 		// the feeder must not block on a reader that has stopped
 		in.CloseWithError(r.err)

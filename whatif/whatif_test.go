@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/replay"
@@ -419,5 +421,74 @@ func TestCandidateEscalationPolicyWakesTheNextPerson(t *testing.T) {
 	}
 	for _, a := range rep.Removed {
 		t.Errorf("an alert of the baseline disappeared: %+v", a)
+	}
+}
+
+// TestCheckTagsAgreeOnBothPaths: events carry their check's tag (also set on the check through
+// the API, check_tag:team-web); a candidate rule matching that tag blackholes Grace's web-01
+// alerts. The archive's events carry the tag; the events rebuilt from state history carry the
+// check's tags: both paths remove exactly Grace's HTTP alerts.
+func TestCheckTagsAgreeOnBothPaths(t *testing.T) {
+	t.Parallel()
+	var day []string
+	for _, l := range strings.SplitAfter(weekTimeline(5*time.Minute), "\n")[:288*2] {
+		day = append(day, strings.Replace(l, `"check":"HTTP",`, `"check":"HTTP","tags":["team-web"],`, 1))
+	}
+	live := newLive(t, strings.Join(day, ""), executive.DefaultConfig())
+	conn := live.Conn(t)
+	if _, err := model.CreateChecks(context.Background(), conn, schema.NewKeys(""),
+		[]model.NewCheck{{EntityID: "1", Name: "HTTP", Tags: []string{"team-web"}}}, weekStart); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	rules := []byte(`{"notification_rules": [
+	  {"id": "grace-web", "contact_id": "grace", "tags": ["team-web"], "critical_blackhole": true, "warning_blackhole": true},
+	  {"id": "grace-all", "contact_id": "grace", "critical_media": ["sms"], "warning_media": ["sms"]}]}`)
+	var reps [2]*Report
+	for i, source := range []string{SourceArchive, SourceStates} {
+		h := History{From: weekStart, Until: weekStart.Add(24*time.Hour - time.Second), Source: source, RepeatInterval: time.Minute}
+		reps[i] = whatif(t, live, Options{History: h, RulesFile: []byte(rules)})
+	}
+	// two HTTP failures a day, each a problem and a recovery by sms
+	if len(reps[0].Removed) != 4 || len(reps[0].Added) != 0 {
+		t.Fatalf("archive: %d removed, %d added; want Grace's 4 HTTP alerts removed: %+v", len(reps[0].Removed), len(reps[0].Added), reps[0].Removed)
+	}
+	for _, a := range reps[0].Removed {
+		if a.Contact != "grace" || a.Check != "HTTP" {
+			t.Errorf("removed %+v, want only Grace's HTTP alerts", a)
+		}
+	}
+	assertSameComparison(t, reps[0], reps[1])
+	if !strings.Contains(strings.Join(reps[1].Notes, "\n"), "check's tags (check_tag:TAG; 1 of 2 checks tagged)") {
+		t.Errorf("notes do not say rebuilt events carry check tags: %q", reps[1].Notes)
+	}
+}
+
+// TestArchivedEventsWithoutTimeAreCounted: an archived event without "time" cannot be placed
+// in its hour; it is not replayed, and the report counts it and says why.
+func TestArchivedEventsWithoutTimeAreCounted(t *testing.T) {
+	t.Parallel()
+	hours := strings.SplitAfter(weekTimeline(5*time.Minute), "\n")[:12*2*2]
+	live := newLive(t, strings.Join(hours, ""), executive.DefaultConfig())
+	keys := schema.NewKeys("")
+	hour := keys.EventsArchive(weekStart.Add(30 * time.Minute))
+	live.Do(t, "LINSERT", hour, "BEFORE", live.Do(t, "LINDEX", hour, 5),
+		`{"entity":"web-01","check":"HTTP","type":"service","state":"critical"}`)
+	live.Do(t, "LPUSH", hour, `{"entity":"other","check":"PING","type":"service","state":"ok"}`)
+	h := History{From: weekStart, Until: weekStart.Add(2*time.Hour - time.Second), Source: SourceArchive,
+		Filter: Filter{Entity: regexp.MustCompile(`^(web|db)-01$`)}}
+	rep := whatif(t, live, Options{History: h})
+	if rep.Untimed != 1 || rep.Events != 12*2*2 {
+		t.Errorf("%d events without time, %d lines; want 1 and %d", rep.Untimed, rep.Events, 12*2*2)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), `1 archived events of the chosen checks had no "time" and were not replayed`) {
+		t.Errorf("notes do not count the events without time: %q", rep.Notes)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"archived_events_without_time": 1`) {
+		t.Errorf("JSON lacks archived_events_without_time: %s", buf.String())
 	}
 }

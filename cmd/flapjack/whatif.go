@@ -30,7 +30,8 @@ func whatifCommand() *cli.Command {
 		Description: `Reads the history of --from..--until from the configured Redis (only reads: nothing in it
 changes): the raw event archive (events_archive:YYYYMMDDHH, kept when executive.archive_events is
 on), else a timeline reconstructed from each check's state changes, acknowledgements and scheduled
-maintenance (repeats between changes are synthesised at the check's observed interval). The live
+maintenance (repeats between changes are synthesised at the check's observed interval; rebuilt
+events carry their check's tags). The live
 contacts, media, rules and entities are copied into two scratch spaces (embedded Redis servers,
 or private key prefixes of --scratch-redis); the baseline runs them as they are, the candidate
 with --contacts / --rules (Flapjack 1.x import files, as 'flapjack import' reads them) and --set
