@@ -82,7 +82,7 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 		// unless the check was never seen (only an outside producer sends it one).
 		out.touched = !ev.Stale || f.State == ""
 		view.previousState = f.State
-		if f.State == "" && d.newCheckMaintenance(ev) {
+		if f.State == "" && d.newCheckMaintenance(ev, f.CheckTags) {
 			dur := seconds(d.cfg.NewCheckScheduledMaintenanceDuration)
 			replacing := view.scheduled.Start == now && view.scheduled.End > 0
 			w.StoreMaintenance(schema.Scheduled, now, dur, newCheckSummary, replacing)
@@ -194,11 +194,11 @@ func (d *decider) isStale(ev *schema.Event, f *model.CheckFacts, now, seq int64)
 	return seq > 0 && f.LastSequence > 0 && seq < f.LastSequence
 }
 
-func (d *decider) newCheckMaintenance(ev *schema.Event) bool {
+func (d *decider) newCheckMaintenance(ev *schema.Event, checkTags []string) bool {
 	if d.cfg.NewCheckScheduledMaintenanceDuration <= 0 {
 		return false
 	}
-	for _, t := range schema.TagSet(ev, nil) {
+	for _, t := range schema.TagSet(ev, checkTags) {
 		for _, ignore := range d.cfg.NewCheckScheduledMaintenanceIgnoreTags {
 			if t == ignore {
 				return false
@@ -266,7 +266,7 @@ func (d *decider) notify(ev *schema.Event, f *model.CheckFacts, view *checkView,
 		Count:    seq,
 		Type:     notificationType(ev),
 		Severity: severity(ev, maxSeverity),
-		Tags:     schema.TagSet(ev, nil),
+		Tags:     schema.TagSet(ev, f.CheckTags),
 	}
 	if ev.HasTime {
 		n.Time = schema.Int64Ptr(ev.Time)

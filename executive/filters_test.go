@@ -1,6 +1,8 @@
 package executive
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/flapjackgo/flapjack/model"
@@ -194,5 +196,27 @@ func TestMaxNotifiedSeverityIsPriorityNotRecency(t *testing.T) {
 	f = notified(map[int]int64{model.KindCritical: 10, model.KindRecovery: 15})
 	if got := f.MaxNotifiedSeverity(); got != "" {
 		t.Fatalf("got %s", got)
+	}
+}
+
+// TestNotificationTagsIncludeTheCheckTagsGivenThroughTheAPI: the event tag set is the event's
+// own tags, then the check's tags (check_tag:TAG, reference §1.5 item 2), then the entity's and
+// the check name's parts, so a rule on a tag given through the API matches the check's alerts.
+func TestNotificationTagsIncludeTheCheckTagsGivenThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *Config) { c.InitialFailureDelay = 0 })
+	conn := h.db.Conn(t)
+	defer conn.Close()
+	h.at(0).send(`{"entity":"web-01","check":"HTTP","type":"service","state":"ok"}`)
+	if err := model.TagChecks(context.Background(), conn, h.keys, []model.CheckRef{{Entity: "web-01", Check: "HTTP"}},
+		[]string{"payments"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ns := h.at(10).send(`{"entity":"web-01","check":"HTTP","type":"service","state":"critical","tags":["frontend"]}`)
+	if len(ns) != 1 {
+		t.Fatalf("%d notifications, want 1", len(ns))
+	}
+	if got, want := strings.Join(ns[0].Tags, ","), "frontend,payments,web-01,http"; got != want {
+		t.Errorf("notification tags %s, want %s", got, want)
 	}
 }

@@ -184,6 +184,31 @@ func CreateChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, checks
 	return ids, err
 }
 
+// CheckTagsFor are the tags given to checks through the API (check_tag:TAG), by check id, for
+// the event tag set (reference §1.5). One SMEMBERS when no check is tagged, as is usual.
+func CheckTagsFor(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) (map[string][]string, error) {
+	tags, err := redis.Strings(conn.Do("SMEMBERS", keys.KnownCheckTags()))
+	if err != nil || len(tags) == 0 || len(ids) == 0 {
+		return nil, err
+	}
+	sort.Strings(tags)
+	setKeys := make([]string, len(tags))
+	for i, t := range tags {
+		setKeys[i] = keys.CheckTag(t)
+	}
+	_, members, err := redisread.Memberships(ctx, conn, setKeys, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read check tags: %w", err)
+	}
+	out := map[string][]string{}
+	for i, t := range tags {
+		for id := range members[i] {
+			out[id] = append(out[id], t)
+		}
+	}
+	return out, nil
+}
+
 func tagCheck(ops *Ops, keys schema.Keys, id string, add, remove []string) {
 	for _, t := range unique(add) {
 		ops.SAdd(keys.CheckTag(t), id)

@@ -119,6 +119,10 @@ type CheckFacts struct {
 	// timestamps decide).
 	LastNotificationKind string
 	NotifiedSeverity     string
+
+	// CheckTags are the tags given to the check through the API (check_tag:TAG); set by the
+	// caller (CheckTagsFor), not by ReadFacts.
+	CheckTags []string
 }
 
 // NoNotifiedSeverity is notified_severity's value right after a recovery.
