@@ -2,7 +2,6 @@ package events
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,25 +9,16 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/text"
+	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
-
-// Rejected is an input a receiver refused before it became an event (a malformed Nagios or nsca
-// line, an invalid Sensu event).
-type Rejected struct {
-	Source  string // the receiver: nagios, nsca, sensu, json
-	Input   string
-	Reasons []string
-}
 
 // keeperBuffer bounds the rejections waiting for Redis; beyond it they are only logged (the
 // receiver has logged each one already).
 const keeperBuffer = 1000
 
-// Keeper keeps receivers' rejected inputs where the executive keeps the events it refuses:
-// the raw input in events_rejected:YYYYMMDDHH and {time, reasons, event, source} at the same
-// position of events_rejected_reasons:YYYYMMDDHH, both expiring after ttl
-// (executive.rejected_events_maxage). Keep never waits for Redis, so a receiver reading a pipe
+// Keeper keeps receivers' rejected inputs where the executive keeps the events it refuses
+// (model.RejectedRecord), expiring after ttl (executive.rejected_events_maxage). Keep never waits for Redis, so a receiver reading a pipe
 // is never held up by an outage; Run does the writing.
 type Keeper struct {
 	pool    Pool
@@ -36,16 +26,16 @@ type Keeper struct {
 	clock   clock.Clock
 	ttl     time.Duration
 	log     *zap.Logger
-	pending chan Rejected
+	pending chan model.Rejected
 }
 
 // NewKeeper builds a Keeper; start its Run.
 func NewKeeper(pool Pool, keys schema.Keys, clk clock.Clock, ttl time.Duration, log *zap.Logger) *Keeper {
-	return &Keeper{pool: pool, keys: keys, clock: clk, ttl: ttl, log: log, pending: make(chan Rejected, keeperBuffer)}
+	return &Keeper{pool: pool, keys: keys, clock: clk, ttl: ttl, log: log, pending: make(chan model.Rejected, keeperBuffer)}
 }
 
 // Keep queues r for writing; when keeperBuffer rejections already wait it is dropped and said.
-func (k *Keeper) Keep(r Rejected) {
+func (k *Keeper) Keep(r model.Rejected) {
 	select {
 	case k.pending <- r:
 	default:
@@ -79,8 +69,8 @@ func (k *Keeper) Run(ctx context.Context) error {
 }
 
 // drain is first and whatever else is already queued.
-func (k *Keeper) drain(first Rejected) []Rejected {
-	batch := []Rejected{first}
+func (k *Keeper) drain(first model.Rejected) []model.Rejected {
+	batch := []model.Rejected{first}
 	for len(batch) < maxPushArgs {
 		select {
 		case r := <-k.pending:
@@ -93,7 +83,7 @@ func (k *Keeper) drain(first Rejected) []Rejected {
 }
 
 // writeWithRetry writes batch, retrying while Redis is away until ctx ends.
-func (k *Keeper) writeWithRetry(ctx context.Context, batch []Rejected) {
+func (k *Keeper) writeWithRetry(ctx context.Context, batch []model.Rejected) {
 	for attempt := 0; ; attempt++ {
 		err := k.Write(ctx, batch)
 		if err == nil || ctx.Err() != nil {
@@ -110,27 +100,12 @@ func (k *Keeper) writeWithRetry(ctx context.Context, batch []Rejected) {
 	}
 }
 
-// Write keeps batch now, in one MULTI/EXEC.
-func (k *Keeper) Write(ctx context.Context, batch []Rejected) error {
+// Write keeps batch now, in one atomic write (model.KeepRejected).
+func (k *Keeper) Write(ctx context.Context, batch []model.Rejected) error {
 	conn, err := k.pool.GetContext(ctx)
 	if err != nil {
 		return fmt.Errorf("keep rejected inputs: %w", err)
 	}
 	defer conn.Close()
-	now := k.clock.Now()
-	list, reasons := k.keys.EventsRejected(now), k.keys.EventsRejectedReasons(now)
-	ttl := int64(k.ttl / time.Second)
-	conn.Send("MULTI")
-	for _, r := range batch {
-		why, _ := json.Marshal(schema.RejectedReason{Time: now.Unix(), Reasons: r.Reasons,
-			Event: text.Truncate(r.Input, schema.RejectedInputMax), Source: r.Source})
-		conn.Send("LPUSH", list, r.Input)
-		conn.Send("LPUSH", reasons, why)
-	}
-	conn.Send("EXPIRE", list, ttl)
-	conn.Send("EXPIRE", reasons, ttl)
-	if _, err := conn.Do("EXEC"); err != nil {
-		return fmt.Errorf("keep rejected inputs: %w", err)
-	}
-	return nil
+	return model.KeepRejected(ctx, conn, k.keys, batch, k.clock.Now(), k.ttl)
 }

@@ -12,7 +12,6 @@ package executive
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -360,23 +359,10 @@ func (x *Executive) parse(batch queue.Batch, now time.Time) ([]pendingEvent, []m
 }
 
 func (x *Executive) rejectRecord(raw string, err error, now time.Time) model.Record {
-	var reasons []string
-	var rej *schema.RejectError
-	if errors.As(err, &rej) {
-		reasons = rej.Reasons
-	} else {
-		reasons = []string{err.Error()}
-	}
+	reasons := schema.RejectReasons(err)
 	x.log.Warn("event rejected", zap.Strings("reasons", reasons), zap.String("event", text.Truncate(raw, 512)))
-	rec := model.Record{Item: raw, Counter: "invalid"}
-	ttl := seconds(x.cfg.RejectedMaxAge)
-	list := x.keys.EventsRejected(now)
-	reasonList := x.keys.EventsRejectedReasons(now)
-	why, _ := json.Marshal(schema.RejectedReason{Time: now.Unix(), Reasons: reasons, Event: text.Truncate(raw, schema.RejectedInputMax)})
-	rec.Ops.LPush(list, raw)
-	rec.Ops.Expire(list, ttl)
-	rec.Ops.LPush(reasonList, why)
-	rec.Ops.Expire(reasonList, ttl)
+	rec := model.RejectedRecord(x.keys, model.Rejected{Input: raw, Reasons: reasons}, now, x.cfg.RejectedMaxAge)
+	rec.Item, rec.Counter = raw, "invalid"
 	return rec
 }
 

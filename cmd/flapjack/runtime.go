@@ -20,6 +20,7 @@ import (
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/gateways/media"
+	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/receiver"
@@ -222,9 +223,9 @@ func (rt *runtime) keepRejectedNow(ctx context.Context, source string, rejected 
 	if len(rejected) == 0 {
 		return
 	}
-	batch := make([]events.Rejected, len(rejected))
+	batch := make([]model.Rejected, len(rejected))
 	for i, r := range rejected {
-		batch[i] = events.Rejected{Source: source, Input: r.Input, Reasons: r.Reasons}
+		batch[i] = model.Rejected{Source: source, Input: r.Input, Reasons: r.Reasons}
 	}
 	if err := rt.rejectKeeper().Write(ctx, batch); err != nil {
 		rt.log.Warn("rejected records not kept in Redis", zap.Error(err))

@@ -16,11 +16,11 @@ import (
 
 	"github.com/flapjackgo/flapjack/api"
 	"github.com/flapjackgo/flapjack/config"
-	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/lifecycle"
+	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/receiver"
@@ -341,6 +341,6 @@ func newRegistry() *prometheus.Registry {
 func (p *process) keepRejected(source string) (func(receiver.Rejection), lifecycle.Stage) {
 	k := p.rejectKeeper()
 	return func(r receiver.Rejection) {
-		k.Keep(events.Rejected{Source: source, Input: r.Input, Reasons: r.Reasons})
+		k.Keep(model.Rejected{Source: source, Input: r.Input, Reasons: r.Reasons})
 	}, lifecycle.Stage{Name: source + " rejections", Auxiliary: true, Run: k.Run}
 }
