@@ -277,3 +277,19 @@ func (t TLSConfig) load() (*tls.Config, error) {
 	}
 	return tc, nil
 }
+
+// Answers reports whether something speaking Redis listens at addr.
+func Answers(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	buf := make([]byte, 64)
+	n, _ := conn.Read(buf)
+	return n > 0 && (buf[0] == '+' || buf[0] == '-')
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
@@ -99,20 +98,4 @@ func (rt *runtime) refuseBadCredentials(ctx context.Context) error {
 	}
 	rt.log.Warn("Redis does not answer yet; stages will retry", zap.String("redis", rt.redisURL), zap.Error(err))
 	return nil
-}
-
-// redisAnswers reports whether something speaking Redis listens at addr.
-func redisAnswers(addr string) bool {
-	conn, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(500 * time.Millisecond))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
-		return false
-	}
-	buf := make([]byte, 64)
-	n, _ := conn.Read(buf)
-	return n > 0 && (buf[0] == '+' || buf[0] == '-')
 }

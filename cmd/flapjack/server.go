@@ -14,6 +14,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/internal/embeddedredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/redisconn"
 )
 
 func serverCommand() *cli.Command {
@@ -124,7 +125,7 @@ func (rt *runtime) maybeEmbedRedis() (bool, error) {
 	case "always":
 		preferred = ""
 	default:
-		if v.String("redis.url") != "" || len(v.List("redis.sentinel.addrs")) > 0 || redisAnswers(preferred) {
+		if v.String("redis.url") != "" || len(v.List("redis.sentinel.addrs")) > 0 || redisconn.Answers(preferred) {
 			return false, nil
 		}
 	}

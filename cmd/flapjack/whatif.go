@@ -1,25 +1,19 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways/media"
-	"github.com/flapjackgo/flapjack/internal/embeddedredis"
 	"github.com/flapjackgo/flapjack/internal/humantime"
-	"github.com/flapjackgo/flapjack/redisconn"
-	"github.com/flapjackgo/flapjack/schema"
 	"github.com/flapjackgo/flapjack/whatif"
 )
 
@@ -131,7 +125,10 @@ func runWhatif(c *cli.Context, rt *runtime) error {
 	if o.Candidate.Notifier, err = cand.notifierConfig(); err != nil {
 		return err
 	}
-	spaces, cleanup, err := scratchSpaces(c.Context, c.String("scratch-redis"), rt.log)
+	spaces, cleanup, err := whatif.OpenSpaces(c.Context, c.String("scratch-redis"), rt.log)
+	if errors.Is(err, whatif.ErrScratchURL) {
+		return usageError("--scratch-redis: %v", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -216,117 +213,4 @@ func (s overlaySource) String(name string) string {
 		return v
 	}
 	return s.base.String(name)
-}
-
-// scratchSpaces are two empty spaces: private redis-server processes (when redis-server is
-// installed; ten times faster than the embedded server), else embedded servers, or private
-// prefixes of --scratch-redis that are deleted afterwards.
-func scratchSpaces(ctx context.Context, url string, log *zap.Logger) ([2]whatif.Space, func(), error) {
-	var spaces [2]whatif.Space
-	var closers []func()
-	cleanup := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	if url == "" {
-		for i := range spaces {
-			url, stop, err := privateRedis(ctx)
-			if err != nil {
-				cleanup()
-				return spaces, nil, err
-			}
-			closers = append(closers, stop)
-			pool, err := redisconn.NewPool(redisconn.Config{URL: url}, log)
-			if err != nil {
-				cleanup()
-				return spaces, nil, err
-			}
-			closers = append(closers, func() { pool.Close() })
-			spaces[i] = whatif.Space{Pool: pool, Keys: schema.NewKeys("")}
-		}
-		return spaces, cleanup, nil
-	}
-	pool, err := redisconn.NewPool(redisconn.Config{URL: url}, log)
-	if err != nil {
-		return spaces, nil, usageError("--scratch-redis: %v", err)
-	}
-	closers = append(closers, func() { pool.Close() })
-	run := fmt.Sprintf("whatif-%d-%d", os.Getpid(), time.Now().UnixNano())
-	for i, name := range []string{"baseline", "candidate"} {
-		spaces[i] = whatif.Space{Pool: pool, Keys: schema.NewKeys(run + ":" + name + ":")}
-		keys := spaces[i].Keys
-		closers = append(closers, func() {
-			if err := deletePrefix(context.WithoutCancel(ctx), pool, keys.Prefix()); err != nil {
-				log.Warn("could not delete the scratch keys", zap.String("prefix", keys.Prefix()), zap.Error(err))
-			}
-		})
-	}
-	return spaces, cleanup, nil
-}
-
-// privateRedis starts a redis-server that keeps nothing on disk on a free loopback port, or an
-// embedded server when redis-server is not installed.
-func privateRedis(ctx context.Context) (string, func(), error) {
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		srv, err := embeddedredis.Start("")
-		if err != nil {
-			return "", nil, err
-		}
-		return srv.URL(), srv.Close, nil
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("start a scratch redis-server: %w", err)
-	}
-	stop := func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}
-	for deadline := time.Now().Add(5 * time.Second); !redisAnswers(addr); {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			stop()
-			return "", nil, fmt.Errorf("the scratch redis-server on %s did not answer within 5 s", addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return "redis://" + addr + "/0", stop, nil
-}
-
-// deletePrefix removes every key of a scratch prefix.
-func deletePrefix(ctx context.Context, pool *redis.Pool, prefix string) error {
-	conn, err := pool.GetContext(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	cursor := "0"
-	for {
-		reply, err := redis.Values(conn.Do("SCAN", cursor, "MATCH", prefix+"*", "COUNT", 1000))
-		if err != nil {
-			return err
-		}
-		cursor, _ = redis.String(reply[0], nil)
-		keys, _ := redis.Strings(reply[1], nil)
-		if len(keys) > 0 {
-			args := make([]any, len(keys))
-			for i, k := range keys {
-				args[i] = k
-			}
-			if _, err := conn.Do("UNLINK", args...); err != nil {
-				return err
-			}
-		}
-		if cursor == "0" {
-			return nil
-		}
-	}
 }

@@ -88,24 +88,32 @@ func (b *Batch) TypeOK(i int, want string) (string, bool) {
 // ScanSets lists the set keys starting with base (SCAN: non-blocking, one pass over the
 // keyspace), returning the part of each key after base.
 func ScanSets(ctx context.Context, conn redis.Conn, base string) ([]string, error) {
-	pattern := globEscape(base) + "*"
-	cursor := "0"
+	return Scan(ctx, conn, base, "set")
+}
+
+// Scan lists the keys starting with base, of type typ ("" for any), as ScanSets does.
+func Scan(ctx context.Context, conn redis.Conn, base, typ string) ([]string, error) {
+	args := []any{"0", "MATCH", globEscape(base) + "*", "COUNT", 1000}
+	if typ != "" {
+		args = append(args, "TYPE", typ)
+	}
 	var out []string
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		reply, err := redis.Values(conn.Do("SCAN", cursor, "MATCH", pattern, "COUNT", 1000, "TYPE", "set"))
+		reply, err := redis.Values(conn.Do("SCAN", args...))
 		if err != nil {
 			return nil, fmt.Errorf("scan %s*: %w", base, err)
 		}
 		if len(reply) != 2 {
 			return nil, fmt.Errorf("scan %s*: unexpected reply", base)
 		}
-		cursor, err = redis.String(reply[0], nil)
+		cursor, err := redis.String(reply[0], nil)
 		if err != nil {
 			return nil, fmt.Errorf("scan %s*: %w", base, err)
 		}
+		args[0] = cursor
 		keys, err := redis.Strings(reply[1], nil)
 		if err != nil {
 			return nil, fmt.Errorf("scan %s*: %w", base, err)
