@@ -268,11 +268,17 @@ type factsValues [numFactsSlots]factsValue
 // factsSeparator joins a check's values in a packed reply.
 const factsSeparator = "\x1f"
 
+// factsShortMark starts a packed reply in the short form (checkHashSlots only).
+const factsShortMark = '\x1e'
+
 // set reads one check's reply: a packed string (ok is false when its separators do not add up,
 // because a value holds the byte) or an array. Packed values share one string: one copy per check.
 func (v *factsValues) set(reply any) (ok bool, err error) {
 	switch x := reply.(type) {
 	case []byte:
+		if len(x) > 0 && x[0] == factsShortMark {
+			return v.setShort(string(x[1:])), nil
+		}
 		s := string(x)
 		if strings.Count(s, factsSeparator) != numFactsSlots-1 {
 			return false, nil
@@ -293,6 +299,21 @@ func (v *factsValues) set(reply any) (ok bool, err error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("unexpected reply %T", reply)
+}
+
+// setShort reads a short-form reply (the mark taken off): the check hash's values in
+// checkHashSlots' order, every other value absent.
+func (v *factsValues) setShort(s string) bool {
+	if strings.Count(s, factsSeparator) != len(checkHashSlots)-1 {
+		return false
+	}
+	*v = factsValues{}
+	for _, slot := range checkHashSlots[:len(checkHashSlots)-1] {
+		k := strings.IndexByte(s, factsSeparator[0])
+		v[slot], s = s[:k], s[k+1:]
+	}
+	v[checkHashSlots[len(checkHashSlots)-1]] = s
+	return true
 }
 
 // decodeFacts reads one check's values by the names of facts_layout.go.

@@ -51,7 +51,11 @@ func BenchmarkDecodeFacts(b *testing.B) {
 func TestFactsValuesMalformed(t *testing.T) {
 	full := benchFactsReply()
 	var v factsValues
-	for _, reply := range [][]byte{nil, full[:20], append([]byte("a\x1fb"), full...)} {
+	short := []byte("\x1eok\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f")
+	if ok, err := v.set(short); !ok || err != nil || v[slotState] != "ok" {
+		t.Fatalf("short reply: ok %v, error %v, state %q", ok, err, v[slotState])
+	}
+	for _, reply := range [][]byte{nil, full[:20], append([]byte("a\x1fb"), full...), append(short, "\x1f"...), short[:5]} {
 		if ok, err := v.set(reply); ok || err != nil {
 			t.Errorf("%.30q...: ok %v, error %v; want a refusal", reply, ok, err)
 		}

@@ -75,6 +75,14 @@ const (
 	numFactsSlots
 )
 
+// checkHashSlots are the check hash fields the script reads with one HMGET, in its order: a
+// short-form reply (an ok event on an ok check without maintenance windows) holds only these.
+var checkHashSlots = [...]int{
+	slotState, slotLastChange, slotRevision, slotLastEventTime, slotLastSequence,
+	slotInitialFailureDelay, slotRepeatFailureDelay, slotSummary, slotDetails,
+	slotLastNotificationKind, slotNotifiedSeverity,
+}
+
 // A history entry in the reply, at slotHistory + entry*factsHistoryFields.
 const (
 	histTime = iota

@@ -60,6 +60,17 @@ func TestReadFacts(t *testing.T) {
 			odd := schema.CheckID(app, "Odd")
 			db.Do(t, "HSET", keys.Check(odd), "state", "warning", "revision", 2, "summary", "a\x1fb", "details", "\x1f")
 
+			// An ok check read for an ok event gets the short reply (the check hash alone): every
+			// field it holds must land where the whole reply puts it, and a separator inside a
+			// value sends it to the unpacked read as well.
+			web := schema.CheckID(app, "Web")
+			db.Do(t, "HSET", keys.Check(web), "state", "ok", "last_change", n-900, "revision", 12,
+				"last_event_time", n-5, "last_sequence", 99, "initial_failure_delay", 15,
+				"repeat_failure_delay", 120, "summary", "200 OK", "details", "12 ms",
+				"last_notification_kind", "recovery", "notified_severity", "warning")
+			oddOK := schema.CheckID(app, "OddOK")
+			db.Do(t, "HSET", keys.Check(oddOK), "state", "ok", "revision", 3, "summary", "x\x1fy", "notified_severity", "\x1e")
+
 			db.Do(t, "HSET", keys.EntityIDsByName(), db1, "2")
 			db.Do(t, "SET", keys.EntityID(legacy), "3")
 
@@ -98,11 +109,18 @@ func TestReadFacts(t *testing.T) {
 				{Entity: app, Check: "Ping", Mode: model.ModeEventOK},
 				{Entity: app, Check: "Ping", Mode: model.ModeEvent},
 				{Entity: app, Check: "Odd", Mode: model.ModeMaintenance},
+				{Entity: app, Check: "Web", Mode: model.ModeEventOK},
+				{Entity: app, Check: "OddOK", Mode: model.ModeEventOK},
 				{Entity: db1, Check: "Disk", Mode: model.ModeEventOK},
 				{Entity: legacy, Check: "Load", Mode: model.ModeRollup},
 			}
 			want := []model.CheckFacts{full, full, rollup, maint, alerting, pingBase, pingFull,
 				{ID: odd, Entity: app, Check: "Odd", State: "warning", Revision: 2, Summary: "a\x1fb", Details: "\x1f"},
+				{ID: web, Entity: app, Check: "Web", State: "ok", LastChange: n - 900, Revision: 12, LastEventTime: n - 5,
+					LastSequence: 99, InitialFailureDelay: 15, HasInitialFailureDelay: true, RepeatFailureDelay: 120,
+					HasRepeatFailureDelay: true, Summary: "200 OK", Details: "12 ms", LastNotificationKind: "recovery",
+					NotifiedSeverity: "warning"},
+				{ID: oddOK, Entity: app, Check: "OddOK", State: "ok", Revision: 3, Summary: "x\x1fy", NotifiedSeverity: "\x1e"},
 				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
 				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true}}
 
