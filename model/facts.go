@@ -268,7 +268,7 @@ type factsValues [numFactsSlots]factsValue
 // factsSeparator joins a check's values in a packed reply.
 const factsSeparator = "\x1f"
 
-// factsShortMark starts a packed reply in the short form (checkHashSlots only).
+// factsShortMark starts a packed reply in the short form (shortSlots only).
 const factsShortMark = '\x1e'
 
 // set reads one check's reply: a packed string (ok is false when its separators do not add up,
@@ -301,18 +301,18 @@ func (v *factsValues) set(reply any) (ok bool, err error) {
 	return false, fmt.Errorf("unexpected reply %T", reply)
 }
 
-// setShort reads a short-form reply (the mark taken off): the check hash's values in
-// checkHashSlots' order, every other value absent.
+// setShort reads a short-form reply (the mark taken off): shortSlots' values in order, every
+// other value absent.
 func (v *factsValues) setShort(s string) bool {
-	if strings.Count(s, factsSeparator) != len(checkHashSlots)-1 {
+	if strings.Count(s, factsSeparator) != len(shortSlots)-1 {
 		return false
 	}
 	*v = factsValues{}
-	for _, slot := range checkHashSlots[:len(checkHashSlots)-1] {
+	for _, slot := range shortSlots[:len(shortSlots)-1] {
 		k := strings.IndexByte(s, factsSeparator[0])
 		v[slot], s = s[:k], s[k+1:]
 	}
-	v[checkHashSlots[len(checkHashSlots)-1]] = s
+	v[shortSlots[len(shortSlots)-1]] = s
 	return true
 }
 

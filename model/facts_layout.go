@@ -75,12 +75,13 @@ const (
 	numFactsSlots
 )
 
-// checkHashSlots are the check hash fields the script reads with one HMGET, in its order: a
-// short-form reply (an ok event on an ok check without maintenance windows) holds only these.
-var checkHashSlots = [...]int{
+// shortSlots are the values of a short-form reply (a check without maintenance windows whose
+// notification history was not read), in order: the check hash fields the script reads with one
+// HMGET, in its order, then the enabled flag.
+var shortSlots = [...]int{
 	slotState, slotLastChange, slotRevision, slotLastEventTime, slotLastSequence,
 	slotInitialFailureDelay, slotRepeatFailureDelay, slotSummary, slotDetails,
-	slotLastNotificationKind, slotNotifiedSeverity,
+	slotLastNotificationKind, slotNotifiedSeverity, slotEnabled,
 }
 
 // A history entry in the reply, at slotHistory + entry*factsHistoryFields.

@@ -68,6 +68,9 @@ func TestReadFacts(t *testing.T) {
 				"last_event_time", n-5, "last_sequence", 99, "initial_failure_delay", 15,
 				"repeat_failure_delay", 120, "summary", "200 OK", "details", "12 ms",
 				"last_notification_kind", "recovery", "notified_severity", "warning")
+			queue := schema.CheckID(app, "Queue")
+			db.Do(t, "HSET", keys.Check(queue), "state", "critical", "revision", 5, "summary", "backlog")
+			db.Do(t, "ZADD", keys.CurrentChecks(app), n, "Queue")
 			oddOK := schema.CheckID(app, "OddOK")
 			db.Do(t, "HSET", keys.Check(oddOK), "state", "ok", "revision", 3, "summary", "x\x1fy", "notified_severity", "\x1e")
 
@@ -100,6 +103,11 @@ func TestReadFacts(t *testing.T) {
 			pingFull.LastNotified[model.KindRecovery] = n - 86400
 			pingFull.History = []model.HistoryEntry{{Time: n - 86400, State: "ok"}}
 
+			webFacts := model.CheckFacts{ID: web, Entity: app, Check: "Web", State: "ok", LastChange: n - 900, Revision: 12,
+				LastEventTime: n - 5, LastSequence: 99, InitialFailureDelay: 15, HasInitialFailureDelay: true,
+				RepeatFailureDelay: 120, HasRepeatFailureDelay: true, Summary: "200 OK", Details: "12 ms",
+				LastNotificationKind: "recovery", NotifiedSeverity: "warning"}
+
 			reqs := []model.FactsRequest{
 				{Entity: app, Check: "HTTP", Mode: model.ModeEvent},
 				{Entity: app, Check: "HTTP", Mode: model.ModeEventOK},
@@ -111,16 +119,19 @@ func TestReadFacts(t *testing.T) {
 				{Entity: app, Check: "Odd", Mode: model.ModeMaintenance},
 				{Entity: app, Check: "Web", Mode: model.ModeEventOK},
 				{Entity: app, Check: "OddOK", Mode: model.ModeEventOK},
+				{Entity: app, Check: "Web", Mode: model.ModeAlerting},
+				{Entity: app, Check: "Queue", Mode: model.ModeAlerting},
+				{Entity: app, Check: "Queue", Mode: model.ModeMaintenance},
 				{Entity: db1, Check: "Disk", Mode: model.ModeEventOK},
 				{Entity: legacy, Check: "Load", Mode: model.ModeRollup},
 			}
 			want := []model.CheckFacts{full, full, rollup, maint, alerting, pingBase, pingFull,
 				{ID: odd, Entity: app, Check: "Odd", State: "warning", Revision: 2, Summary: "a\x1fb", Details: "\x1f"},
-				{ID: web, Entity: app, Check: "Web", State: "ok", LastChange: n - 900, Revision: 12, LastEventTime: n - 5,
-					LastSequence: 99, InitialFailureDelay: 15, HasInitialFailureDelay: true, RepeatFailureDelay: 120,
-					HasRepeatFailureDelay: true, Summary: "200 OK", Details: "12 ms", LastNotificationKind: "recovery",
-					NotifiedSeverity: "warning"},
+				webFacts,
 				{ID: oddOK, Entity: app, Check: "OddOK", State: "ok", Revision: 3, Summary: "x\x1fy", NotifiedSeverity: "\x1e"},
+				webFacts,
+				{ID: queue, Entity: app, Check: "Queue", State: "critical", Revision: 5, Summary: "backlog", Enabled: true},
+				{ID: queue, Entity: app, Check: "Queue", State: "critical", Revision: 5, Summary: "backlog"},
 				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
 				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true}}
 

@@ -34,6 +34,24 @@ func redisCalls(b *testing.B, db *testredis.DB) int64 {
 	return total
 }
 
+// redisCPU is the CPU time db's server has used (INFO cpu, user and system), in microseconds.
+func redisCPU(b *testing.B, db *testredis.DB) float64 {
+	info, err := redis.String(db.Do(b, "INFO", "cpu"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\r\n") {
+		for _, field := range []string{"used_cpu_user:", "used_cpu_sys:"} {
+			if v, ok := strings.CutPrefix(line, field); ok {
+				s, _ := strconv.ParseFloat(v, 64)
+				total += s * 1e6
+			}
+		}
+	}
+	return total
+}
+
 // BenchmarkApply applies batches of 256 ok events on ok checks through the apply script, with
 // their items in the processing list, and reports the Redis commands each record costs (the
 // guard HGET, the HSET; the items leave the list in one LRANGE and one DEL per batch).
@@ -75,7 +93,8 @@ func BenchmarkApply(b *testing.B) {
 }
 
 // BenchmarkReadFactsAlerting reads 300 failing checks as the notifier does to clean a contact's
-// alerting set (ModeAlerting; ModeRollup for comparison), reporting Redis commands per check.
+// alerting set (ModeAlerting; ModeRollup for comparison), reporting Redis commands and Redis CPU
+// per check.
 func BenchmarkReadFactsAlerting(b *testing.B) {
 	for _, mode := range []model.FactsMode{model.ModeAlerting, model.ModeRollup} {
 		b.Run(string(mode), func(b *testing.B) {
@@ -95,19 +114,22 @@ func BenchmarkReadFactsAlerting(b *testing.B) {
 			}
 			b.ReportAllocs()
 			var calls int64
+			var cpu float64
 			for b.Loop() {
 				b.StopTimer()
-				before := redisCalls(b, db)
+				before, cpuBefore := redisCalls(b, db), redisCPU(b, db)
 				b.StartTimer()
 				facts, err := model.ReadFacts(conn, keys, now, reqs)
 				b.StopTimer()
 				calls += redisCalls(b, db) - before
+				cpu += redisCPU(b, db) - cpuBefore
 				b.StartTimer()
 				if err != nil || len(facts) != n || !facts[n-1].Enabled || facts[n-1].State != "critical" {
 					b.Fatalf("%v %+v", err, facts[n-1])
 				}
 			}
 			b.ReportMetric(float64(calls)/float64(b.N*n), "redis-calls/check")
+			b.ReportMetric(cpu/float64(b.N*n), "redis-µs/check")
 		})
 	}
 }

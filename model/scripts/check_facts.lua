@@ -38,9 +38,12 @@
 -- (the notifier cleaning a contact's alerting set reads every member's).
 -- Packed, Redis converts and Go decodes one string per check instead of every value apart; Go
 -- counts the separators and reads a check again unpacked when a value holds the byte itself.
--- Packed, an ok event on an ok check without maintenance windows (nearly every event) gets the
--- short form: the byte 0x1e, then the HMGET's eleven values in its order, joined by 0x1f; every
--- other value is absent. Building the whole reply cost Lua most of its time per check.
+-- Packed, a check with a state and without maintenance windows whose notification history is
+-- not needed (an ok event on an ok check: nearly every event; modes "maintenance" and
+-- "alerting", which the notifier runs over every member of an alerting set) gets the short
+-- form: the byte 0x1e, then the HMGET's eleven values in its order and the enabled flag ("" when
+-- not read), joined by 0x1f; every other value is absent. Building the whole reply cost Lua most
+-- of its time per check.
 -- Returns N replies, one per check, of these values (false = absent), packed or as an array:
 --   state                      this and the next six: fields of the check hash
 --   last_change
@@ -99,6 +102,17 @@ for first = 1, n, 500 do
     has_windows[i] = any and redis.call('EXISTS', sm_keys[i], um_keys[i]) > 0
   end
 end
+-- needs_history: whether a check read in mode with this stored state needs its last
+-- notifications and state history
+local function needs_history(mode, state)
+  return mode == 'event' or mode == 'rollup' or (mode == 'event-ok' and state and state ~= 'ok')
+end
+
+-- enabled: 1 when the check is current (in current_checks:ENTITY), else 0
+local function enabled(entity, check)
+  return redis.call('ZSCORE', current_prefix .. entity, check) and 1 or 0
+end
+
 -- long returns check i's whole reply; h is its check hash's HMGET.
 local function long(i, h, p, mode, entity, check)
   -- Every value is set, false when absent: a nil would end the array Redis returns.
@@ -132,7 +146,7 @@ local function long(i, h, p, mode, entity, check)
     r[${um_current}] = redis.call('GET', p .. um_current_sfx)
   end
 
-  local full = mode == 'event' or mode == 'rollup' or (mode == 'event-ok' and h[1] and h[1] ~= 'ok')
+  local full = needs_history(mode, h[1])
   for j = ${last_notified}, ${last_notified} - 1 + ${kinds} do r[j] = false end
   for j = ${history}, ${history} - 1 + ${history_len} * ${history_fields} do r[j] = false end
   if full then
@@ -154,7 +168,7 @@ local function long(i, h, p, mode, entity, check)
   end
   r[${summary}], r[${enabled}] = h[8], false
   if mode == 'rollup' or mode == 'alerting' then
-    r[${enabled}] = redis.call('ZSCORE', current_prefix .. entity, check) and 1 or 0
+    r[${enabled}] = enabled(entity, check)
   end
   r[${history_read}] = full and 1 or 0
   r[${details}], r[${last_notification_kind}], r[${notified_severity}] = h[9], h[10], h[11]
@@ -172,14 +186,16 @@ for i = 1, n do
   local hash, p, mode = ARGV[base + ${check_hash}], ARGV[base + ${history_prefix}], ARGV[base + ${mode}]
   local entity, check = ARGV[base + ${entity}], ARGV[base + ${check}]
   base = base + ${args_per_check}
-  -- model/facts_layout.go's checkHashSlots lists these fields in this order, for the short form
+  -- model/facts_layout.go's shortSlots lists these fields in this order, for the short form
   local h = redis.call('HMGET', hash, 'state', 'last_change', 'revision', 'last_event_time',
     'last_sequence', 'initial_failure_delay', 'repeat_failure_delay', 'summary', 'details',
     'last_notification_kind', 'notified_severity')
-  if packed and mode == 'event-ok' and h[1] == 'ok' and not has_windows[i] then
+  if packed and h[1] and not has_windows[i] and not needs_history(mode, h[1]) then
     for j = 1, 11 do
       if not h[j] then h[j] = '' end
     end
+    h[12] = ''
+    if mode == 'alerting' then h[12] = enabled(entity, check) end
     out[i] = '\30' .. table.concat(h, '\31')
   else
     out[i] = long(i, h, p, mode, entity, check)
