@@ -60,9 +60,11 @@ const (
 	ModeRollup FactsMode = "rollup"
 	// ModeMaintenance reads only the check hash and the maintenance windows.
 	ModeMaintenance FactsMode = "maintenance"
-	// ModeAlerting is ModeMaintenance with whether the check is enabled: what cleaning a
-	// contact's alerting set and describing a rollup need, without ModeRollup's notification
-	// timestamps and history (a fifth of the Redis calls per check).
+	// ModeAlerting reads what cleaning a contact's alerting set and describing a rollup need:
+	// the state, last change and summary of the check hash, the maintenance windows and whether
+	// the check is enabled, without ModeRollup's notification timestamps and history (a fifth of
+	// the Redis calls per check). The notifier reads it for every member of an alerting set, so
+	// the check hash's other fields are left out as well.
 	ModeAlerting FactsMode = "alerting"
 )
 

@@ -94,8 +94,11 @@ func TestReadFacts(t *testing.T) {
 			rollup.Enabled = true
 			maint := full
 			maint.NotificationsRead, maint.LastNotified, maint.History = false, [7]int64{}, nil
-			alerting := maint
-			alerting.Enabled = true
+			// ModeAlerting reads only the state, last change and summary of the check hash.
+			alerting := model.CheckFacts{ID: http, Entity: app, Check: "HTTP", State: "critical", LastChange: n - 600,
+				Summary: "HTTP 500", Enabled: true, ScheduledMaintenance: maint.ScheduledMaintenance,
+				ScheduledCurrent: maint.ScheduledCurrent, UnscheduledMaintenance: maint.UnscheduledMaintenance,
+				UnscheduledCurrent: maint.UnscheduledCurrent}
 
 			pingBase := model.CheckFacts{ID: ping, Entity: app, Check: "Ping", State: "ok", LastChange: n - 86400, Summary: "PING OK"}
 			pingFull := pingBase
@@ -129,8 +132,8 @@ func TestReadFacts(t *testing.T) {
 				{ID: odd, Entity: app, Check: "Odd", State: "warning", Revision: 2, Summary: "a\x1fb", Details: "\x1f"},
 				webFacts,
 				{ID: oddOK, Entity: app, Check: "OddOK", State: "ok", Revision: 3, Summary: "x\x1fy", NotifiedSeverity: "\x1e"},
-				webFacts,
-				{ID: queue, Entity: app, Check: "Queue", State: "critical", Revision: 5, Summary: "backlog", Enabled: true},
+				{ID: web, Entity: app, Check: "Web", State: "ok", LastChange: n - 900, Summary: "200 OK"},
+				{ID: queue, Entity: app, Check: "Queue", State: "critical", Summary: "backlog", Enabled: true},
 				{ID: queue, Entity: app, Check: "Queue", State: "critical", Revision: 5, Summary: "backlog"},
 				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
 				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true}}

@@ -34,8 +34,9 @@
 --   check                      check name
 -- Mode "event-ok" skips notification and history reads when the stored state is ok (an ok event
 -- on an ok check can never notify); "rollup" adds the enabled flag; "maintenance" reads only
--- the check hash and maintenance windows (status); "alerting" adds the enabled flag to those
--- (the notifier cleaning a contact's alerting set reads every member's).
+-- the check hash and maintenance windows (status); "alerting" reads the windows, the enabled
+-- flag and only the state, last_change and summary of the check hash (the notifier cleaning a
+-- contact's alerting set reads every member's).
 -- Packed, Redis converts and Go decodes one string per check instead of every value apart; Go
 -- counts the separators and reads a check again unpacked when a value holds the byte itself.
 -- Packed, a check with a state and without maintenance windows whose notification history is
@@ -187,9 +188,15 @@ for i = 1, n do
   local entity, check = ARGV[base + ${entity}], ARGV[base + ${check}]
   base = base + ${args_per_check}
   -- model/facts_layout.go's shortSlots lists these fields in this order, for the short form
-  local h = redis.call('HMGET', hash, 'state', 'last_change', 'revision', 'last_event_time',
-    'last_sequence', 'initial_failure_delay', 'repeat_failure_delay', 'summary', 'details',
-    'last_notification_kind', 'notified_severity')
+  local h
+  if mode == 'alerting' then
+    local a = redis.call('HMGET', hash, 'state', 'last_change', 'summary')
+    h = {a[1], a[2], false, false, false, false, false, a[3], false, false, false}
+  else
+    h = redis.call('HMGET', hash, 'state', 'last_change', 'revision', 'last_event_time',
+      'last_sequence', 'initial_failure_delay', 'repeat_failure_delay', 'summary', 'details',
+      'last_notification_kind', 'notified_severity')
+  end
   if packed and h[1] and not has_windows[i] and not needs_history(mode, h[1]) then
     for j = 1, 11 do
       if not h[j] then h[j] = '' end
