@@ -8,7 +8,6 @@
 package whatif
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -55,6 +54,13 @@ type Options struct {
 	Version         string
 	Identity        queue.Identity
 	DefaultTimezone *time.Location // for contacts without one; nil = UTC
+	// OpenSpaces opens a baseline and a candidate space for one more group of checks, and
+	// what closes them; nil = the history is replayed as one group, in the scenarios' spaces.
+	OpenSpaces func(ctx context.Context) ([2]Space, func(), error)
+	// Groups is how many disjoint groups of checks are replayed concurrently (each in spaces of
+	// its own) when OpenSpaces is set; 0 = chosen from the CPUs and the checks. Rollup
+	// thresholds in either scenario make it one.
+	Groups int
 }
 
 // Run replays the history under both scenarios and compares them.
@@ -83,40 +89,36 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep := &Report{From: o.History.From.UTC(), Until: o.History.Until.UTC(), Source: tl.source}
 	rep.Notes = append(rep.Notes, tl.notes...)
-	for _, sc := range []Scenario{o.Baseline, o.Candidate} {
-		notes, err := live.write(ctx, sc.Space)
-		if err != nil {
-			return nil, err
-		}
-		rep.Notes = append(rep.Notes, notes...)
+	notes, err := configure(ctx, o, live, o.Baseline.Space, o.Candidate.Space)
+	if err != nil {
+		return nil, err
 	}
-	for _, imp := range []struct {
-		what string
-		data []byte
-	}{{"contacts", o.ContactsFile}, {"rules", o.RulesFile}, {"escalations", o.EscalationsFile}} {
-		if imp.data == nil {
-			continue
-		}
-		notes, err := applyImport(ctx, o.Candidate.Space, imp.what, imp.data)
-		if err != nil {
-			return nil, err
-		}
-		rep.Notes = append(rep.Notes, notes...)
+	rep.Notes = append(rep.Notes, notes...)
+	groups, why, err := groupCount(ctx, o, tl.checks)
+	if err != nil {
+		return nil, err
 	}
-
-	runs := [2]*run{{sc: o.Baseline}, {sc: o.Candidate}}
+	runs, closeGroups, err := openGroups(ctx, o, live, groups)
+	defer closeGroups()
+	if err != nil {
+		return nil, err
+	}
+	if o.Progress != nil && why != "" {
+		fmt.Fprintf(o.Progress, "whatif: %s\n", why)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
-	writers := make([]*bufio.Writer, len(runs))
-	pipes := make([]*io.PipeWriter, len(runs))
-	for i, r := range runs {
-		pr, pw := io.Pipe()
-		pipes[i], writers[i] = pw, bufio.NewWriterSize(pw, 256*1024)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.start(ctx, o, pr)
-		}()
+	for _, g := range runs {
+		for _, r := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.start(ctx, o, cancel)
+			}()
+		}
 	}
+	f := newFeeder(runs)
 	eps := newEpisodes()
 	lastState := map[string]string{}
 	started := time.Now()
@@ -143,36 +145,27 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			lastState[l.checkID] = l.state
 		}
 		rep.Replayed++
-		for _, w := range writers {
-			w.Write(l.raw)
-			if err := w.WriteByte('\n'); err != nil {
-				// a replay stopped (its error is reported below)
-				feedErr = err
-			}
-		}
-		if feedErr != nil {
-			break
-		}
+		f.feed(l)
 		if o.Progress != nil && rep.Events%1024 == 0 && time.Since(lastProgress) >= o.ProgressEvery {
 			lastProgress = time.Now()
 			fmt.Fprintf(o.Progress, "whatif: %d lines fed, simulated time %s, %s elapsed\n", rep.Events,
 				time.Unix(l.at, 0).UTC().Format(time.RFC3339), time.Since(started).Round(time.Second))
 		}
 		if ctx.Err() != nil {
+			// a replay stopped (its error is reported below), or the caller gave up
 			feedErr = ctx.Err()
 			break
 		}
 	}
-	for i, w := range writers {
-		if err := w.Flush(); err != nil && feedErr == nil {
-			feedErr = err
-		}
-		pipes[i].CloseWithError(feedErr)
-	}
+	f.close()
 	wg.Wait()
-	for i, r := range runs {
-		if r.err != nil {
-			return nil, fmt.Errorf("%s run: %w", []string{"baseline", "candidate"}[i], r.err)
+	var alerts [2][]schema.Alert
+	for _, g := range runs {
+		for i, r := range g {
+			if r.err != nil {
+				return nil, fmt.Errorf("%s run: %w", []string{"baseline", "candidate"}[i], r.err)
+			}
+			alerts[i] = append(alerts[i], r.alerts...)
 		}
 	}
 	if feedErr != nil {
@@ -190,13 +183,43 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	eps.close(o.History.Until.Unix())
 	contacts := [2][]model.StoredContact{}
-	for i, r := range runs {
+	for i, r := range runs[0] {
 		if contacts[i], err = readScenarioContacts(ctx, r.sc.Space); err != nil {
 			return nil, err
 		}
 	}
-	rep.build(runs[0].alerts, runs[1].alerts, contacts, eps, o)
+	for i := range alerts {
+		sortAlerts(alerts[i])
+	}
+	rep.build(alerts[0], alerts[1], contacts, eps, o)
 	return rep, nil
+}
+
+// configure copies the live configuration into a baseline and a candidate space and changes
+// the candidate with the import files.
+func configure(ctx context.Context, o Options, live *liveConfig, base, cand Space) ([]string, error) {
+	var notes []string
+	for _, sp := range []Space{base, cand} {
+		n, err := live.write(ctx, sp)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, n...)
+	}
+	for _, imp := range []struct {
+		what string
+		data []byte
+	}{{"contacts", o.ContactsFile}, {"rules", o.RulesFile}, {"escalations", o.EscalationsFile}} {
+		if imp.data == nil {
+			continue
+		}
+		n, err := applyImport(ctx, cand, imp.what, imp.data)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, n...)
+	}
+	return notes, nil
 }
 
 func readScenarioContacts(ctx context.Context, s Space) ([]model.StoredContact, error) {
@@ -212,24 +235,50 @@ func readScenarioContacts(ctx context.Context, s Space) ([]model.StoredContact, 
 	return model.ReadContacts(ctx, conn, s.Keys, ids, false)
 }
 
-// run is one scenario's replay.
+// run is one scenario's replay of one group of checks.
 type run struct {
 	sc     Scenario
+	in     chan []item
 	alerts []schema.Alert
-	sum    replay.Summary
 	err    error
 	buf    []byte
 }
 
-func (r *run) start(ctx context.Context, o Options, in *io.PipeReader) {
+// item is a line for a replay, or (raw nil) a tick: a second at which only other groups'
+// checks have lines.
+type item struct {
+	at  int64
+	raw []byte
+}
+
+// start replays what the feeder sends until it closes the channel. On an error it cancels the
+// whole comparison and keeps taking what is sent, so the feeder never blocks.
+func (r *run) start(ctx context.Context, o Options, cancel func()) {
 	xcfg := r.sc.Executive
 	// the scratch space keeps no archive of its own: nobody reads it
 	xcfg.ArchiveEvents = false
-	r.sum, r.err = replay.Run(ctx, replay.Options{Pool: r.sc.Space.Pool, Keys: r.sc.Space.Keys, Executive: xcfg,
-		Notifier: r.sc.Notifier, Log: o.Log, Version: o.Version, Identity: o.Identity, SecondBatches: true, Private: true}, in, r)
-	if r.err != nil {
-		// the feeder must not block on a reader that has stopped
-		in.CloseWithError(r.err)
+	rn, err := replay.Start(ctx, replay.Options{Pool: r.sc.Space.Pool, Keys: r.sc.Space.Keys, Executive: xcfg,
+		Notifier: r.sc.Notifier, Log: o.Log, Version: o.Version, Identity: o.Identity, SecondBatches: true, Private: true}, r)
+	r.err = err
+	for chunk := range r.in {
+		for _, it := range chunk {
+			if r.err != nil {
+				break
+			}
+			if it.raw == nil {
+				r.err = rn.Tick(ctx, it.at)
+			} else {
+				r.err = rn.Line(ctx, it.raw)
+			}
+		}
+		if r.err != nil {
+			cancel()
+		}
+	}
+	if rn != nil {
+		if _, err := rn.Close(ctx); r.err == nil {
+			r.err = err
+		}
 	}
 }
 
