@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -103,6 +104,8 @@ func BenchmarkStateHistoryWeek(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// the flapjack command's garbage collector target (cmd/flapjack/gc.go)
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	live := testredis.New(b)
 	from, until := seedStateWeek(b, live, checks)
 	cand := executive.DefaultConfig()
@@ -117,9 +120,15 @@ func BenchmarkStateHistoryWeek(b *testing.B) {
 		open := func() [2]Space {
 			var pair [2]Space
 			for i := range pair {
-				addr := testredis.StartServer(b).Addr
+				network, addr := "tcp", ""
+				if os.Getenv("WHATIF_BENCH_UNIX") != "" {
+					network, addr = "unix", fmt.Sprintf("%s/s%d.sock", b.TempDir(), len(spaces)+i)
+					testredis.StartServer(b, "--unixsocket", addr)
+				} else {
+					addr = testredis.StartServer(b).Addr
+				}
 				pair[i] = Space{Keys: schema.NewKeys(""), Pool: &redis.Pool{MaxIdle: 8, Dial: func() (redis.Conn, error) {
-					return redis.Dial("tcp", addr, redis.DialNetDial(func(network, a string) (net.Conn, error) {
+					return redis.Dial(network, addr, redis.DialNetDial(func(network, a string) (net.Conn, error) {
 						c, err := net.Dial(network, a)
 						return countingConn{c, &trips}, err
 					}))

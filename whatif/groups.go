@@ -32,7 +32,7 @@ func groupCount(ctx context.Context, o Options, checks int) (int, string, error)
 	}
 	n := o.Groups
 	if n <= 0 {
-		n = min(2*runtime.NumCPU(), checks/minGroupChecks)
+		n = min(runtime.NumCPU(), checks/minGroupChecks)
 	}
 	if n <= 1 {
 		return 1, "", nil

@@ -254,11 +254,12 @@ type item struct {
 // start replays what the feeder sends until it closes the channel. On an error it cancels the
 // whole comparison and keeps taking what is sent, so the feeder never blocks.
 func (r *run) start(ctx context.Context, o Options, cancel func()) {
-	xcfg := r.sc.Executive
-	// the scratch space keeps no archive of its own: nobody reads it
-	xcfg.ArchiveEvents = false
+	xcfg, ncfg := r.sc.Executive, r.sc.Notifier
+	// The scratch space keeps no archive and no decision records of its own: nobody reads them,
+	// and no decision depends on them.
+	xcfg.ArchiveEvents, xcfg.ExplainEntries, ncfg.ExplainEntries = false, 0, 0
 	rn, err := replay.Start(ctx, replay.Options{Pool: r.sc.Space.Pool, Keys: r.sc.Space.Keys, Executive: xcfg,
-		Notifier: r.sc.Notifier, Log: o.Log, Version: o.Version, Identity: o.Identity, SecondBatches: true, Private: true}, r)
+		Notifier: ncfg, Log: o.Log, Version: o.Version, Identity: o.Identity, SecondBatches: true, Private: true}, r)
 	r.err = err
 	for chunk := range r.in {
 		for _, it := range chunk {
