@@ -21,11 +21,11 @@ var groupedChecks = []struct{ entity, check string }{
 	{"db-01", "DISK"}, {"db-01", "MEM"}, {"db-01", "CPU"},
 }
 
-// groupedTimeline is two days of groupedChecks. web-01:HTTP is acknowledged 5 minutes into its
-// first failure; db-01:CPU stops reporting at noon on the first day (its results go stale).
+// groupedTimeline is a day of groupedChecks. web-01:HTTP is acknowledged 5 minutes into its
+// first failure; db-01:CPU stops reporting at noon (its results go stale).
 func groupedTimeline() string {
 	var b strings.Builder
-	for t := weekStart; t.Before(weekStart.Add(48 * time.Hour)); t = t.Add(5 * time.Minute) {
+	for t := weekStart; t.Before(weekStart.Add(24 * time.Hour)); t = t.Add(5 * time.Minute) {
 		for i, c := range groupedChecks {
 			if c.check == "CPU" && t.Sub(weekStart) >= 12*time.Hour {
 				continue
@@ -72,7 +72,7 @@ func groupedOptions() Options {
 	cand.InitialFailureDelay = 4 * time.Minute
 	policy := []byte(`[{"id": "db-oncall", "entities": ["db-01"], "steps": [
 		{"delay": "0 minutes", "contacts": ["grace"]}, {"delay": "7 minutes", "contacts": ["ada"]}]}]`)
-	return Options{History: History{From: weekStart, Until: weekStart.Add(48*time.Hour - time.Second), Source: SourceArchive, KeepOKRepeats: true},
+	return Options{History: History{From: weekStart, Until: weekStart.Add(24*time.Hour - time.Second), Source: SourceArchive, KeepOKRepeats: true},
 		Baseline: Scenario{Executive: xcfg}, Candidate: Scenario{Executive: cand},
 		RulesFile: []byte(officeHoursRules), EscalationsFile: policy}
 }
