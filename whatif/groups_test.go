@@ -132,3 +132,32 @@ func TestRollupKeepsOneGroup(t *testing.T) {
 		t.Errorf("the refused grouping changed the report:\n%s\n%s", single, grouped)
 	}
 }
+
+// TestOKRepeatsAreReplayedWhileStalenessIsOn: with a default ttl, an ok result of a check
+// already ok moves its deadline: left out, checks that kept reporting would go stale in the
+// scratch replay. Only db-01:CPU, which stopped reporting, goes stale, and a note says why the
+// ok results were replayed.
+func TestOKRepeatsAreReplayedWhileStalenessIsOn(t *testing.T) {
+	t.Parallel()
+	xcfg := executive.DefaultConfig()
+	xcfg.Staleness.Default = 900
+	live := newLive(t, groupedTimeline(), xcfg)
+	o := groupedOptions()
+	o.History.KeepOKRepeats = false
+	rep := whatif(t, live, o)
+	stale := 0
+	for _, a := range rep.baselineAlerts {
+		if a.State == schema.StateUnknown {
+			stale++
+			if a.Entity != "db-01" || a.Check != "CPU" {
+				t.Errorf("%s:%s went stale while it kept reporting: %+v", a.Entity, a.Check, a)
+			}
+		}
+	}
+	if stale == 0 {
+		t.Error("db-01:CPU, silent from noon, never went stale")
+	}
+	if rep.OKRepeats != 0 || !strings.Contains(strings.Join(rep.Notes, "\n"), "a staleness ttl is on") {
+		t.Errorf("%d ok repeats left out; notes %q", rep.OKRepeats, rep.Notes)
+	}
+}

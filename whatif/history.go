@@ -64,6 +64,9 @@ type line struct {
 	raw     []byte
 	checkID string
 	state   string // service events only
+	// armsStale: the event carries a ttl of its own, so even an ok repeat moves its check's
+	// staleness deadline and is replayed
+	armsStale bool
 }
 
 // timeline produces the lines of a history in time order.
@@ -237,7 +240,7 @@ func readArchiveHour(ctx context.Context, pool *redis.Pool, key string, h Histor
 				tl.skipped++
 				continue
 			}
-			l := line{at: ev.Time, raw: raw, checkID: ev.ID()}
+			l := line{at: ev.Time, raw: raw, checkID: ev.ID(), armsStale: ev.HasTTL && ev.TTL > 0}
 			if ev.Type == schema.TypeService {
 				l.state = ev.State
 			}

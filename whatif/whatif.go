@@ -26,6 +26,7 @@ import (
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/replay"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/staleness"
 )
 
 // Scenario is one run: where it runs and with which executive and notifier settings.
@@ -83,12 +84,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var staleNote []string
+	if !o.History.KeepOKRepeats && (armsStale(o.Baseline.Executive.Staleness) || armsStale(o.Candidate.Executive.Staleness)) {
+		o.History.KeepOKRepeats = true
+		staleNote = append(staleNote, "ok results of checks already ok are replayed too: a staleness ttl is on (executive.default_ttl or ttl_by_check), and every result moves its check's deadline")
+	}
 	tl, err := openTimeline(ctx, o.Live, o.LiveKeys, o.History)
 	if err != nil {
 		return nil, err
 	}
 	rep := &Report{From: o.History.From.UTC(), Until: o.History.Until.UTC(), Source: tl.source}
 	rep.Notes = append(rep.Notes, tl.notes...)
+	rep.Notes = append(rep.Notes, staleNote...)
 	notes, err := configure(ctx, o, live, o.Baseline.Space, o.Candidate.Space)
 	if err != nil {
 		return nil, err
@@ -135,7 +142,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		rep.Events++
 		eps.see(l)
-		if !o.History.KeepOKRepeats && l.state == schema.StateOK {
+		if !o.History.KeepOKRepeats && l.state == schema.StateOK && !l.armsStale {
 			if lastState[l.checkID] == schema.StateOK {
 				rep.OKRepeats++
 				continue
@@ -220,6 +227,19 @@ func configure(ctx context.Context, o Options, live *liveConfig, base, cand Spac
 		notes = append(notes, n...)
 	}
 	return notes, nil
+}
+
+// armsStale reports whether a staleness policy gives any result a ttl.
+func armsStale(p staleness.Policy) bool {
+	if p.Default > 0 {
+		return true
+	}
+	for _, r := range p.Rules {
+		if r.TTL > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func readScenarioContacts(ctx context.Context, s Space) ([]model.StoredContact, error) {
