@@ -167,13 +167,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	f.close()
 	wg.Wait()
 	var alerts [2][]schema.Alert
+	var runErr error
 	for _, g := range runs {
 		for i, r := range g {
-			if r.err != nil {
-				return nil, fmt.Errorf("%s run: %w", []string{"baseline", "candidate"}[i], r.err)
+			// the run that failed first cancelled the others: its error is the one to tell
+			if r.err != nil && (runErr == nil || errors.Is(runErr, context.Canceled) && !errors.Is(r.err, context.Canceled)) {
+				runErr = fmt.Errorf("%s run: %w", []string{"baseline", "candidate"}[i], r.err)
 			}
 			alerts[i] = append(alerts[i], r.alerts...)
 		}
+	}
+	if runErr != nil {
+		return nil, runErr
 	}
 	if feedErr != nil {
 		return nil, feedErr
