@@ -70,7 +70,38 @@ const maxLine = schema.MaxEventBytes + 1024
 
 // Run reads the timeline from in and writes every alert produced as one JSON line to out.
 func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) (Summary, error) {
-	var sum Summary
+	r, err := Start(ctx, o, out)
+	if err != nil {
+		return Summary{}, err
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), maxLine)
+	for sc.Scan() {
+		if err := r.Line(ctx, sc.Bytes()); err != nil {
+			r.close(ctx)
+			return r.sum, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		r.close(ctx)
+		return r.sum, fmt.Errorf("read input: %w", err)
+	}
+	return r.Close(ctx)
+}
+
+// Runner is a replay fed line by line: Run reads lines from a stream, whatif feeds the lines
+// of each group of checks to a Runner of its own, with Tick for the seconds in which the group
+// has no line of its own.
+type Runner struct {
+	runner
+	loops []*queue.Loop
+	sum   Summary
+	line  int   // lines read, blank ones included
+	last  int64 // time of the last line or tick; -1 before the first
+}
+
+// Start opens the executive and the notifier of a replay writing its alerts to out.
+func Start(ctx context.Context, o Options, out io.Writer) (*Runner, error) {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
 	}
@@ -80,83 +111,118 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) (Summary, 
 	n := notifier.New(notifier.Options{Pool: o.Pool, Keys: o.Keys, Config: o.Notifier, Clock: clk,
 		HeartbeatClock: clock.Real{}, Log: o.Log, Identity: o.Identity, Version: o.Version,
 		TimeRestrictions: o.TimeRestrictions})
+	r := &Runner{runner: runner{o: o, clk: clk, x: x, n: n, events: events.NewPublisher(o.Pool, o.Keys, o.Executive.Queue), out: bufio.NewWriter(out)}, last: -1}
+	r.stale = &staleness.Ticker{Pool: o.Pool, Keys: o.Keys, Clock: clk, Events: r.events, Log: o.Log}
 	for _, stage := range []struct {
 		name string
 		loop *queue.Loop
 	}{{executive.Stage, x.Loop(false)}, {notifier.Stage, n.Loop(false)}} {
 		if _, err := stage.loop.Open(ctx); err != nil {
-			return sum, fmt.Errorf("start %s: %w", stage.name, err)
+			r.close(ctx)
+			return nil, fmt.Errorf("start %s: %w", stage.name, err)
 		}
-		defer stage.loop.Close(context.WithoutCancel(ctx))
+		r.loops = append(r.loops, stage.loop)
 	}
+	return r, nil
+}
 
-	r := &runner{o: o, clk: clk, x: x, n: n, events: events.NewPublisher(o.Pool, o.Keys, o.Executive.Queue), out: bufio.NewWriter(out)}
-	r.stale = &staleness.Ticker{Pool: o.Pool, Keys: o.Keys, Clock: clk, Events: r.events, Log: o.Log}
-	defer r.out.Flush()
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), maxLine)
-	var last int64 = -1
-	for line := 1; sc.Scan(); line++ {
-		if ctx.Err() != nil {
-			return sum, ctx.Err()
-		}
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		sum.Lines++
-		at, isAction, err := classify(text)
-		if err != nil {
-			return sum, &LineError{Line: line, Err: err}
-		}
-		if at < last {
-			return sum, &LineError{Line: line, Err: fmt.Errorf("time %d is before the previous line's %d: the clock never goes back", at, last)}
-		}
-		if o.SecondBatches && (isAction || at != r.batchAt) {
-			if err := r.flush(ctx); err != nil {
-				return sum, &LineError{Line: r.batchLine, Err: err}
-			}
-		}
-		if at != last || sum.Lines == 1 {
-			if err := r.staleUntil(ctx, at); err != nil {
-				return sum, &LineError{Line: line, Err: err}
-			}
-		}
-		last = at
-		if err := r.escalate(ctx, at, false); err != nil {
-			return sum, &LineError{Line: line, Err: err}
-		}
-		clk.Set(time.Unix(at, 0))
-		switch {
-		case isAction:
-			sum.Actions++
-			err = r.action(ctx, text)
-		case o.SecondBatches:
-			sum.Events++
-			if len(r.batch) == 0 {
-				r.batchAt, r.batchLine = at, line
-			}
-			r.batch = append(r.batch, bytes.Clone(text))
-		default:
-			sum.Events++
-			err = r.event(ctx, text)
-		}
-		if err == nil {
-			err = r.escalate(ctx, at, true)
-		}
-		if err != nil {
-			return sum, &LineError{Line: line, Err: err}
-		}
-		sum.Alerts = r.alerts
+// Line replays one timeline line; errors are *LineError.
+func (r *Runner) Line(ctx context.Context, raw []byte) error {
+	r.line++
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
-	if err := sc.Err(); err != nil {
-		return sum, fmt.Errorf("read input: %w", err)
+	text := bytes.TrimSpace(raw)
+	if len(text) == 0 {
+		return nil
 	}
-	if err := r.flush(ctx); err != nil {
-		return sum, &LineError{Line: r.batchLine, Err: err}
+	r.sum.Lines++
+	at, isAction, err := classify(text)
+	if err != nil {
+		return &LineError{Line: r.line, Err: err}
 	}
-	sum.Alerts = r.alerts
-	return sum, nil
+	if err := r.reach(ctx, at, isAction); err != nil {
+		return err
+	}
+	switch {
+	case isAction:
+		r.sum.Actions++
+		err = r.action(ctx, text)
+	case r.o.SecondBatches:
+		r.sum.Events++
+		if len(r.batch) == 0 {
+			r.batchAt, r.batchLine = at, r.line
+		}
+		r.batch = append(r.batch, bytes.Clone(text))
+	default:
+		r.sum.Events++
+		err = r.event(ctx, text)
+	}
+	if err == nil {
+		err = r.escalate(ctx, at, true)
+	}
+	if err != nil {
+		return &LineError{Line: r.line, Err: err}
+	}
+	r.sum.Alerts = r.alerts
+	return nil
+}
+
+// Tick does what a line at second at does besides its own event: runs the batch of the
+// previous second, the staleness deadlines and escalation steps falling due before at, moves
+// the clock to at and fires the steps due at it. A replay of some checks ticked at the seconds
+// of the other checks' lines decides its checks as a replay of all of them does.
+func (r *Runner) Tick(ctx context.Context, at int64) error {
+	if err := r.reach(ctx, at, false); err != nil {
+		return err
+	}
+	if err := r.escalate(ctx, at, true); err != nil {
+		return &LineError{Line: r.line, Err: err}
+	}
+	r.sum.Alerts = r.alerts
+	return nil
+}
+
+// reach brings the replay to second at, before a line or tick at it.
+func (r *Runner) reach(ctx context.Context, at int64, isAction bool) error {
+	if at < r.last {
+		return &LineError{Line: r.line, Err: fmt.Errorf("time %d is before the previous line's %d: the clock never goes back", at, r.last)}
+	}
+	if r.o.SecondBatches && (isAction || at != r.batchAt) {
+		if err := r.flush(ctx); err != nil {
+			return &LineError{Line: r.batchLine, Err: err}
+		}
+	}
+	if at != r.last {
+		if err := r.until(ctx, at); err != nil {
+			return &LineError{Line: r.line, Err: err}
+		}
+	}
+	r.last = at
+	if err := r.escalate(ctx, at, false); err != nil {
+		return &LineError{Line: r.line, Err: err}
+	}
+	r.clk.Set(time.Unix(at, 0))
+	return nil
+}
+
+// Close runs the last second's batch and stops the executive and the notifier.
+func (r *Runner) Close(ctx context.Context) (Summary, error) {
+	err := r.flush(ctx)
+	r.sum.Alerts = r.alerts
+	r.close(ctx)
+	if err != nil {
+		return r.sum, &LineError{Line: r.batchLine, Err: err}
+	}
+	return r.sum, nil
+}
+
+func (r *Runner) close(ctx context.Context) {
+	r.out.Flush()
+	for i := len(r.loops) - 1; i >= 0; i-- {
+		r.loops[i].Close(context.WithoutCancel(ctx))
+	}
+	r.loops = nil
 }
 
 // classify reads a line's integer time and whether it is an admin action.
@@ -218,40 +284,68 @@ func (r *runner) remember(s *schedule, at int64, found bool) {
 	*s = schedule{read: true, writes: r.writes, at: at, found: found}
 }
 
-// staleUntil moves the clock through every staleness deadline before at, ticking at each, so a
-// check that went silent gets its stale results at the instants they fall due, as live. A
-// result at the very instant of a deadline is in time: that deadline waits for the line.
-func (r *runner) staleUntil(ctx context.Context, at int64) error {
+// until moves the clock through every staleness deadline and escalation step due before at, in
+// time order, each at its own instant (a deadline first when both fall due together): a check
+// that went silent gets its stale results when they fall due, and a step due at +15 minutes
+// fires at +15 minutes even when a deadline or the next line comes later, as live. A result at
+// the very instant of a deadline is in time: that deadline waits for the line.
+func (r *runner) until(ctx context.Context, at int64) error {
 	conn, err := r.o.Pool.GetContext(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	staleDone := false
+	fired, firedAt := 0, int64(-1)
 	for {
-		next, ok, known := r.cached(r.staleDeadline)
-		if !known {
-			next, ok, err = staleness.NextDeadline(conn, r.o.Keys)
-			if err != nil {
-				return err
+		var stale int64
+		staleDue := false
+		if !staleDone {
+			next, ok, known := r.cached(r.staleDeadline)
+			if !known {
+				next, ok, err = staleness.NextDeadline(conn, r.o.Keys)
+				if err != nil {
+					return err
+				}
+				r.remember(&r.staleDeadline, next, ok)
 			}
-			r.remember(&r.staleDeadline, next, ok)
+			stale, staleDue = next, ok && next < at
 		}
-		if !ok || next >= at {
-			return nil
-		}
-		if now := r.clk.Now().Unix(); next > now {
-			r.clk.Set(time.Unix(next, 0))
-		}
-		r.writes++
-		res, err := r.stale.Tick(ctx)
+		esc, escDue, err := r.nextEscalation(ctx)
 		if err != nil {
 			return err
 		}
-		if res.Looked == 0 {
+		escDue = escDue && esc < at
+		switch {
+		case staleDue && (!escDue || stale <= esc):
+			if now := r.clk.Now().Unix(); stale > now {
+				r.clk.Set(time.Unix(stale, 0))
+			}
+			r.writes++
+			res, err := r.stale.Tick(ctx)
+			if err != nil {
+				return err
+			}
+			if res.Looked == 0 {
+				// the deadline names nothing to tick: it stays, and ticking again would not move it
+				staleDone = true
+				continue
+			}
+			if err := r.process(ctx); err != nil {
+				return err
+			}
+		case escDue:
+			if esc != firedAt {
+				fired, firedAt = 0, esc
+			}
+			if fired++; fired > maxFires {
+				return errEndlessSteps
+			}
+			if err := r.fire(ctx, esc); err != nil {
+				return err
+			}
+		default:
 			return nil
-		}
-		if err := r.process(ctx); err != nil {
-			return err
 		}
 	}
 }
@@ -307,14 +401,8 @@ func (r *runner) drainNotifications(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("notifier: %w", err)
 		}
-		for _, a := range res.Alerts {
-			b, err := json.Marshal(a)
-			if err != nil {
-				return err
-			}
-			r.out.Write(b)
-			r.out.WriteByte('\n')
-			r.alerts++
+		if err := r.write(res.Alerts); err != nil {
+			return err
 		}
 		if res.Finished == 0 {
 			return r.out.Flush()
@@ -322,36 +410,54 @@ func (r *runner) drainNotifications(ctx context.Context) error {
 	}
 }
 
+// maxFires bounds the escalation ticks at one instant: steps still due after that many are a bug.
+const maxFires = 100000
+
+var errEndlessSteps = errors.New("escalation: steps keep falling due without end")
+
 // escalate fires the escalation steps due up to until (before it, or also at it when inclusive),
-// each at its own due time: the clock stops at every due time on its way, so a step due at +15
-// minutes fires at +15 minutes even when the next line is an hour later.
+// each at its own due time.
 func (r *runner) escalate(ctx context.Context, until int64, inclusive bool) error {
-	for range 100000 {
-		at, found, known := r.cached(r.escalationAt)
-		if !known {
-			next, ok, err := r.n.NextEscalationDue(ctx)
-			if err != nil {
-				return fmt.Errorf("escalation: %w", err)
-			}
-			at, found = next.Unix(), ok
-			r.remember(&r.escalationAt, at, found)
+	for range maxFires {
+		at, found, err := r.nextEscalation(ctx)
+		if err != nil {
+			return err
 		}
 		if !found || at > until || (!inclusive && at == until) {
 			return nil
 		}
-		if next := time.Unix(at, 0); next.After(r.clk.Now()) {
-			r.clk.Set(next)
-		}
-		r.writes++
-		res, err := r.n.Escalate(ctx)
-		if err != nil {
-			return fmt.Errorf("escalation: %w", err)
-		}
-		if err := r.write(res.Alerts); err != nil {
+		if err := r.fire(ctx, at); err != nil {
 			return err
 		}
 	}
-	return errors.New("escalation: steps keep falling due without end")
+	return errEndlessSteps
+}
+
+// nextEscalation is when the earliest escalation step is due.
+func (r *runner) nextEscalation(ctx context.Context) (int64, bool, error) {
+	at, found, known := r.cached(r.escalationAt)
+	if !known {
+		next, ok, err := r.n.NextEscalationDue(ctx)
+		if err != nil {
+			return 0, false, fmt.Errorf("escalation: %w", err)
+		}
+		at, found = next.Unix(), ok
+		r.remember(&r.escalationAt, at, found)
+	}
+	return at, found, nil
+}
+
+// fire ticks the escalation steps due at at, the clock moved there unless it is already later.
+func (r *runner) fire(ctx context.Context, at int64) error {
+	if next := time.Unix(at, 0); next.After(r.clk.Now()) {
+		r.clk.Set(next)
+	}
+	r.writes++
+	res, err := r.n.Escalate(ctx)
+	if err != nil {
+		return fmt.Errorf("escalation: %w", err)
+	}
+	return r.write(res.Alerts)
 }
 
 // write prints alerts, one JSON line each.

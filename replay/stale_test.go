@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/executive"
+	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
@@ -103,5 +105,59 @@ func TestStaleCheckTimeline(t *testing.T) {
 	wantDeadlines := map[string]string{"web-01:HTTP": fmt.Sprint(t0 + 1300), "db-01:DISK": fmt.Sprint(t0 + 1150)}
 	if fmt.Sprint(deadlines) != fmt.Sprint(wantDeadlines) {
 		t.Errorf("deadlines %v, want %v", deadlines, wantDeadlines)
+	}
+}
+
+// TestStepDueBeforeADeadlineFiresAtItsTime: between two lines, an escalation step due at +480 s
+// and another check's stale deadline at +500 s fall due; the step fires at +480 s, not when the
+// clock has moved on to the deadline (whatif's groups of checks rely on every tick happening
+// at its own instant).
+func TestStepDueBeforeADeadlineFiresAtItsTime(t *testing.T) {
+	t.Parallel()
+	const t0 = 1767607200
+	lines := []string{
+		fmt.Sprintf(`{"time":%d,"entity":"quiet","check":"PING","type":"service","state":"ok","ttl":500}`, t0),
+		fmt.Sprintf(`{"time":%d,"entity":"h1","check":"PING","type":"service","state":"critical"}`, t0),
+		fmt.Sprintf(`{"time":%d,"entity":"h1","check":"PING","type":"service","state":"critical"}`, t0+60),
+		fmt.Sprintf(`{"time":%d,"entity":"h1","check":"PING","type":"service","state":"critical"}`, t0+900),
+	}
+	for _, private := range []bool{false, true} {
+		db := testredis.New(t)
+		keys := schema.NewKeys("")
+		conn := db.Conn(t)
+		for _, id := range []string{"ops", "lead"} {
+			conn.Do("HSET", keys.Contact(id), "first_name", id)
+			conn.Do("SADD", keys.AllContacts(), id)
+			conn.Do("HSET", keys.ContactMedia(id), "email", id+"@example.com")
+		}
+		conn.Do("SADD", keys.ContactsFor(schema.AllContactsID), "ops")
+		if _, err := importer.Escalations(context.Background(), conn, keys, []byte(`[{"id": "ladder", "entities": ["h1"],
+			"steps": [{"delay": "0 minutes", "contacts": ["ops"]}, {"delay": "7 minutes", "contacts": ["lead"]}]}]`), importer.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close()
+		ncfg := notifier.DefaultConfig()
+		ncfg.MediaQueues = map[string]string{"email": "email_notifications"}
+		var out bytes.Buffer
+		if _, err := Run(context.Background(), Options{Pool: db.Pool, Keys: keys, Executive: executive.DefaultConfig(),
+			Notifier: ncfg, Identity: queue.Identity{Host: "replay-test", PID: 1}, SecondBatches: private, Private: private},
+			strings.NewReader(strings.Join(lines, "\n")), &out); err != nil {
+			t.Fatal(err)
+		}
+		var leads []int64
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var a schema.Alert
+			if err := json.Unmarshal([]byte(l), &a); err != nil {
+				t.Fatal(err)
+			}
+			// the alert's time is its event's; the id carries when it was sent
+			if _, sent, _ := strings.Cut(a.ID, "-"); a.ContactID == "lead" {
+				secs, _ := strconv.ParseFloat(sent, 64)
+				leads = append(leads, int64(secs)-t0)
+			}
+		}
+		if !slices.Equal(leads, []int64{480}) {
+			t.Errorf("private %v: lead alerted at %v s, want once at 480 s (step 2, 7 minutes after the first page at 60 s):\n%s", private, leads, out.String())
+		}
 	}
 }

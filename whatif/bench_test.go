@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -93,6 +94,8 @@ func (c countingConn) Write(p []byte) (int, error) {
 // state history, baseline and a candidate initial_failure_delay, each scenario on its own
 // redis-server as `flapjack whatif` runs them. Reports the round trips, this process's CPU and
 // the scratch servers' CPU per replayed line (go test -bench StateHistoryWeek -benchtime 1x ./whatif).
+// The checks are split into groups as `flapjack whatif` splits them; WHATIF_BENCH_GROUPS sets
+// how many (1 = one replay per scenario).
 func BenchmarkStateHistoryWeek(b *testing.B) {
 	checks := 100
 	if s := os.Getenv("WHATIF_BENCH_CHECKS"); s != "" {
@@ -101,6 +104,8 @@ func BenchmarkStateHistoryWeek(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// the flapjack command's garbage collector target (cmd/flapjack/gc.go)
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	live := testredis.New(b)
 	from, until := seedStateWeek(b, live, checks)
 	cand := executive.DefaultConfig()
@@ -111,14 +116,35 @@ func BenchmarkStateHistoryWeek(b *testing.B) {
 			Baseline:  Scenario{Executive: executive.DefaultConfig(), Notifier: notifierConfig()},
 			Candidate: Scenario{Executive: cand, Notifier: notifierConfig()}}
 		var trips atomic.Int64
-		for _, sc := range []*Scenario{&o.Baseline, &o.Candidate} {
-			addr := testredis.StartServer(b).Addr
-			sc.Space = Space{Keys: schema.NewKeys(""), Pool: &redis.Pool{MaxIdle: 8, Dial: func() (redis.Conn, error) {
-				return redis.Dial("tcp", addr, redis.DialNetDial(func(network, a string) (net.Conn, error) {
-					c, err := net.Dial(network, a)
-					return countingConn{c, &trips}, err
-				}))
-			}}}
+		var spaces []Space
+		open := func() [2]Space {
+			var pair [2]Space
+			for i := range pair {
+				network, addr := "tcp", ""
+				if os.Getenv("WHATIF_BENCH_UNIX") != "" {
+					network, addr = "unix", fmt.Sprintf("%s/s%d.sock", b.TempDir(), len(spaces)+i)
+					testredis.StartServer(b, "--unixsocket", addr)
+				} else {
+					addr = testredis.StartServer(b).Addr
+				}
+				pair[i] = Space{Keys: schema.NewKeys(""), Pool: &redis.Pool{MaxIdle: 8, Dial: func() (redis.Conn, error) {
+					return redis.Dial(network, addr, redis.DialNetDial(func(network, a string) (net.Conn, error) {
+						c, err := net.Dial(network, a)
+						return countingConn{c, &trips}, err
+					}))
+				}}}
+			}
+			spaces = append(spaces, pair[:]...)
+			return pair
+		}
+		first := open()
+		o.Baseline.Space, o.Candidate.Space = first[0], first[1]
+		o.OpenSpaces = func(context.Context) ([2]Space, func(), error) { return open(), func() {}, nil }
+		if s := os.Getenv("WHATIF_BENCH_GROUPS"); s != "" {
+			var err error
+			if o.Groups, err = strconv.Atoi(s); err != nil {
+				b.Fatal(err)
+			}
 		}
 		cpu := processCPU()
 		rep, err := Run(context.Background(), o)
@@ -127,12 +153,13 @@ func BenchmarkStateHistoryWeek(b *testing.B) {
 		}
 		cpu = processCPU() - cpu
 		var redisCPU float64
-		for _, sc := range []Scenario{o.Baseline, o.Candidate} {
-			redisCPU += serverCPU(b, sc.Space.Pool)
+		for _, sp := range spaces {
+			redisCPU += serverCPU(b, sp.Pool)
 		}
 		lines := float64(rep.Replayed)
 		b.ReportMetric(lines, "lines")
 		b.ReportMetric(float64(rep.Baseline.Alerts), "alerts")
+		b.ReportMetric(float64(len(spaces)/2), "groups")
 		b.ReportMetric(float64(trips.Load())/lines/2, "round-trips/line/run")
 		b.ReportMetric(cpu.Seconds()*1e6/lines, "whatif-cpu-µs/line")
 		b.ReportMetric(redisCPU*1e6/lines, "redis-cpu-µs/line")

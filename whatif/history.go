@@ -64,6 +64,9 @@ type line struct {
 	raw     []byte
 	checkID string
 	state   string // service events only
+	// armsStale: the event carries a ttl of its own, so even an ok repeat moves its check's
+	// staleness deadline and is replayed
+	armsStale bool
 }
 
 // timeline produces the lines of a history in time order.
@@ -76,6 +79,9 @@ type timeline struct {
 	skipped int
 	// untimed counts archived events of the chosen checks without a "time" (not replayed).
 	untimed int
+	// checks is how many checks the timeline holds (the archive: how many the live Redis
+	// knows that the filter chooses), for choosing the groups.
+	checks int
 }
 
 // archiveBatch is how many archived events are read per round trip.
@@ -130,6 +136,15 @@ func openTimeline(ctx context.Context, pool *redis.Pool, keys schema.Keys, h His
 	switch source {
 	case SourceArchive:
 		tl = archiveTimeline(pool, keys, h, hours)
+		refs, err := model.CheckIDs(conn, keys)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range refs {
+			if h.Filter.match(r.Entity, r.Check) {
+				tl.checks++
+			}
+		}
 	case SourceStates:
 		tl, err = statesTimeline(ctx, conn, keys, h)
 		if err != nil {
@@ -225,7 +240,7 @@ func readArchiveHour(ctx context.Context, pool *redis.Pool, key string, h Histor
 				tl.skipped++
 				continue
 			}
-			l := line{at: ev.Time, raw: raw, checkID: ev.ID()}
+			l := line{at: ev.Time, raw: raw, checkID: ev.ID(), armsStale: ev.HasTTL && ev.TTL > 0}
 			if ev.Type == schema.TypeService {
 				l.state = ev.State
 			}
@@ -355,6 +370,7 @@ func statesTimeline(ctx context.Context, conn redis.Conn, keys schema.Keys, h Hi
 	if !h.KeepOKRepeats {
 		tl.notes = append(tl.notes, "ok states are not repeated: an ok result of a check already ok decides nothing (--all-events repeats them)")
 	}
+	tl.checks = len(histories)
 	m := newMerger(histories, from, until)
 	tl.next = func(ctx context.Context) (line, bool, error) { l, ok := m.next(); return l, ok, nil }
 	return tl, nil

@@ -137,16 +137,8 @@ type AlertRef struct {
 }
 
 func alertRef(a *schema.Alert) AlertRef {
-	entity, check := a.EntityCheck()
-	var t int64
-	if a.Time != nil {
-		t = *a.Time
-	}
-	ref := AlertRef{Time: t, At: time.Unix(t, 0).UTC().Format(time.RFC3339), Entity: entity, Check: check,
-		Type: a.AlertType(), State: a.State, Contact: a.ContactID, Medium: a.Media}
-	if a.Escalation != nil {
-		ref.Step, ref.Policy = a.Escalation.Step, a.Escalation.PolicyID
-	}
+	ref := alertKey(a)
+	ref.At = time.Unix(ref.Time, 0).UTC().Format(time.RFC3339)
 	return ref
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -17,6 +18,9 @@ import (
 	"github.com/flapjackgo/flapjack/redisconn"
 	"github.com/flapjackgo/flapjack/schema"
 )
+
+// spacesOpened tells apart the prefixes of the groups of one run, opened at once.
+var spacesOpened atomic.Int64
 
 // ErrScratchURL is wrapped when the scratch Redis URL cannot be used.
 var ErrScratchURL = errors.New("unusable scratch Redis URL")
@@ -56,7 +60,7 @@ func OpenSpaces(ctx context.Context, url string, log *zap.Logger) ([2]Space, fun
 		return spaces, nil, fmt.Errorf("%w: %v", ErrScratchURL, err)
 	}
 	closers = append(closers, func() { pool.Close() })
-	run := fmt.Sprintf("whatif-%d-%d", os.Getpid(), time.Now().UnixNano())
+	run := fmt.Sprintf("whatif-%d-%d-%d", os.Getpid(), time.Now().UnixNano(), spacesOpened.Add(1))
 	for i, name := range []string{"baseline", "candidate"} {
 		spaces[i] = Space{Pool: pool, Keys: schema.NewKeys(run + ":" + name + ":")}
 		keys := spaces[i].Keys

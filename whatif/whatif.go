@@ -8,7 +8,6 @@
 package whatif
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -27,6 +26,7 @@ import (
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/replay"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/staleness"
 )
 
 // Scenario is one run: where it runs and with which executive and notifier settings.
@@ -55,6 +55,13 @@ type Options struct {
 	Version         string
 	Identity        queue.Identity
 	DefaultTimezone *time.Location // for contacts without one; nil = UTC
+	// OpenSpaces opens a baseline and a candidate space for one more group of checks, and
+	// what closes them; nil = the history is replayed as one group, in the scenarios' spaces.
+	OpenSpaces func(ctx context.Context) ([2]Space, func(), error)
+	// Groups is how many disjoint groups of checks are replayed concurrently (each in spaces of
+	// its own) when OpenSpaces is set; 0 = chosen from the CPUs and the checks. Rollup
+	// thresholds in either scenario make it one.
+	Groups int
 }
 
 // Run replays the history under both scenarios and compares them.
@@ -77,46 +84,48 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var staleNote []string
+	if !o.History.KeepOKRepeats && (armsStale(o.Baseline.Executive.Staleness) || armsStale(o.Candidate.Executive.Staleness)) {
+		o.History.KeepOKRepeats = true
+		staleNote = append(staleNote, "ok results of checks already ok are replayed too: a staleness ttl is on (executive.default_ttl or ttl_by_check), and every result moves its check's deadline")
+	}
 	tl, err := openTimeline(ctx, o.Live, o.LiveKeys, o.History)
 	if err != nil {
 		return nil, err
 	}
 	rep := &Report{From: o.History.From.UTC(), Until: o.History.Until.UTC(), Source: tl.source}
 	rep.Notes = append(rep.Notes, tl.notes...)
-	for _, sc := range []Scenario{o.Baseline, o.Candidate} {
-		notes, err := live.write(ctx, sc.Space)
-		if err != nil {
-			return nil, err
-		}
-		rep.Notes = append(rep.Notes, notes...)
+	rep.Notes = append(rep.Notes, staleNote...)
+	notes, err := configure(ctx, o, live, o.Baseline.Space, o.Candidate.Space)
+	if err != nil {
+		return nil, err
 	}
-	for _, imp := range []struct {
-		what string
-		data []byte
-	}{{"contacts", o.ContactsFile}, {"rules", o.RulesFile}, {"escalations", o.EscalationsFile}} {
-		if imp.data == nil {
-			continue
-		}
-		notes, err := applyImport(ctx, o.Candidate.Space, imp.what, imp.data)
-		if err != nil {
-			return nil, err
-		}
-		rep.Notes = append(rep.Notes, notes...)
+	rep.Notes = append(rep.Notes, notes...)
+	groups, why, err := groupCount(ctx, o, tl.checks)
+	if err != nil {
+		return nil, err
 	}
-
-	runs := [2]*run{{sc: o.Baseline}, {sc: o.Candidate}}
+	runs, closeGroups, err := openGroups(ctx, o, live, groups)
+	defer closeGroups()
+	if err != nil {
+		return nil, err
+	}
+	if o.Progress != nil && why != "" {
+		fmt.Fprintf(o.Progress, "whatif: %s\n", why)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
-	writers := make([]*bufio.Writer, len(runs))
-	pipes := make([]*io.PipeWriter, len(runs))
-	for i, r := range runs {
-		pr, pw := io.Pipe()
-		pipes[i], writers[i] = pw, bufio.NewWriterSize(pw, 256*1024)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.start(ctx, o, pr)
-		}()
+	for _, g := range runs {
+		for _, r := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.start(ctx, o, cancel)
+			}()
+		}
 	}
+	f := newFeeder(runs)
 	eps := newEpisodes()
 	lastState := map[string]string{}
 	started := time.Now()
@@ -133,7 +142,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		rep.Events++
 		eps.see(l)
-		if !o.History.KeepOKRepeats && l.state == schema.StateOK {
+		if !o.History.KeepOKRepeats && l.state == schema.StateOK && !l.armsStale {
 			if lastState[l.checkID] == schema.StateOK {
 				rep.OKRepeats++
 				continue
@@ -143,37 +152,33 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			lastState[l.checkID] = l.state
 		}
 		rep.Replayed++
-		for _, w := range writers {
-			w.Write(l.raw)
-			if err := w.WriteByte('\n'); err != nil {
-				// a replay stopped (its error is reported below)
-				feedErr = err
-			}
-		}
-		if feedErr != nil {
-			break
-		}
+		f.feed(l)
 		if o.Progress != nil && rep.Events%1024 == 0 && time.Since(lastProgress) >= o.ProgressEvery {
 			lastProgress = time.Now()
 			fmt.Fprintf(o.Progress, "whatif: %d lines fed, simulated time %s, %s elapsed\n", rep.Events,
 				time.Unix(l.at, 0).UTC().Format(time.RFC3339), time.Since(started).Round(time.Second))
 		}
 		if ctx.Err() != nil {
+			// a replay stopped (its error is reported below), or the caller gave up
 			feedErr = ctx.Err()
 			break
 		}
 	}
-	for i, w := range writers {
-		if err := w.Flush(); err != nil && feedErr == nil {
-			feedErr = err
-		}
-		pipes[i].CloseWithError(feedErr)
-	}
+	f.close()
 	wg.Wait()
-	for i, r := range runs {
-		if r.err != nil {
-			return nil, fmt.Errorf("%s run: %w", []string{"baseline", "candidate"}[i], r.err)
+	var alerts [2][]schema.Alert
+	var runErr error
+	for _, g := range runs {
+		for i, r := range g {
+			// the run that failed first cancelled the others: its error is the one to tell
+			if r.err != nil && (runErr == nil || errors.Is(runErr, context.Canceled) && !errors.Is(r.err, context.Canceled)) {
+				runErr = fmt.Errorf("%s run: %w", []string{"baseline", "candidate"}[i], r.err)
+			}
+			alerts[i] = append(alerts[i], r.alerts...)
 		}
+	}
+	if runErr != nil {
+		return nil, runErr
 	}
 	if feedErr != nil {
 		return nil, feedErr
@@ -190,13 +195,56 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	eps.close(o.History.Until.Unix())
 	contacts := [2][]model.StoredContact{}
-	for i, r := range runs {
+	for i, r := range runs[0] {
 		if contacts[i], err = readScenarioContacts(ctx, r.sc.Space); err != nil {
 			return nil, err
 		}
 	}
-	rep.build(runs[0].alerts, runs[1].alerts, contacts, eps, o)
+	for i := range alerts {
+		sortAlerts(alerts[i])
+	}
+	rep.build(alerts[0], alerts[1], contacts, eps, o)
 	return rep, nil
+}
+
+// configure copies the live configuration into a baseline and a candidate space and changes
+// the candidate with the import files.
+func configure(ctx context.Context, o Options, live *liveConfig, base, cand Space) ([]string, error) {
+	var notes []string
+	for _, sp := range []Space{base, cand} {
+		n, err := live.write(ctx, sp)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, n...)
+	}
+	for _, imp := range []struct {
+		what string
+		data []byte
+	}{{"contacts", o.ContactsFile}, {"rules", o.RulesFile}, {"escalations", o.EscalationsFile}} {
+		if imp.data == nil {
+			continue
+		}
+		n, err := applyImport(ctx, cand, imp.what, imp.data)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, n...)
+	}
+	return notes, nil
+}
+
+// armsStale reports whether a staleness policy gives any result a ttl.
+func armsStale(p staleness.Policy) bool {
+	if p.Default > 0 {
+		return true
+	}
+	for _, r := range p.Rules {
+		if r.TTL > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func readScenarioContacts(ctx context.Context, s Space) ([]model.StoredContact, error) {
@@ -212,24 +260,51 @@ func readScenarioContacts(ctx context.Context, s Space) ([]model.StoredContact, 
 	return model.ReadContacts(ctx, conn, s.Keys, ids, false)
 }
 
-// run is one scenario's replay.
+// run is one scenario's replay of one group of checks.
 type run struct {
 	sc     Scenario
+	in     chan []item
 	alerts []schema.Alert
-	sum    replay.Summary
 	err    error
 	buf    []byte
 }
 
-func (r *run) start(ctx context.Context, o Options, in *io.PipeReader) {
-	xcfg := r.sc.Executive
-	// the scratch space keeps no archive of its own: nobody reads it
-	xcfg.ArchiveEvents = false
-	r.sum, r.err = replay.Run(ctx, replay.Options{Pool: r.sc.Space.Pool, Keys: r.sc.Space.Keys, Executive: xcfg,
-		Notifier: r.sc.Notifier, Log: o.Log, Version: o.Version, Identity: o.Identity, SecondBatches: true, Private: true}, in, r)
-	if r.err != nil {
-		// the feeder must not block on a reader that has stopped
-		in.CloseWithError(r.err)
+// item is a line for a replay, or (raw nil) a tick: a second at which only other groups'
+// checks have lines.
+type item struct {
+	at  int64
+	raw []byte
+}
+
+// start replays what the feeder sends until it closes the channel. On an error it cancels the
+// whole comparison and keeps taking what is sent, so the feeder never blocks.
+func (r *run) start(ctx context.Context, o Options, cancel func()) {
+	xcfg, ncfg := r.sc.Executive, r.sc.Notifier
+	// The scratch space keeps no archive and no decision records of its own: nobody reads them,
+	// and no decision depends on them.
+	xcfg.ArchiveEvents, xcfg.ExplainEntries, ncfg.ExplainEntries = false, 0, 0
+	rn, err := replay.Start(ctx, replay.Options{Pool: r.sc.Space.Pool, Keys: r.sc.Space.Keys, Executive: xcfg,
+		Notifier: ncfg, Log: o.Log, Version: o.Version, Identity: o.Identity, SecondBatches: true, Private: true}, r)
+	r.err = err
+	for chunk := range r.in {
+		for _, it := range chunk {
+			if r.err != nil {
+				break
+			}
+			if it.raw == nil {
+				r.err = rn.Tick(ctx, it.at)
+			} else {
+				r.err = rn.Line(ctx, it.raw)
+			}
+		}
+		if r.err != nil {
+			cancel()
+		}
+	}
+	if rn != nil {
+		if _, err := rn.Close(ctx); r.err == nil {
+			r.err = err
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -125,7 +126,8 @@ func runWhatif(c *cli.Context, rt *runtime) error {
 	if o.Candidate.Notifier, err = cand.notifierConfig(); err != nil {
 		return err
 	}
-	spaces, cleanup, err := whatif.OpenSpaces(c.Context, c.String("scratch-redis"), rt.log)
+	scratch := c.String("scratch-redis")
+	spaces, cleanup, err := whatif.OpenSpaces(c.Context, scratch, rt.log)
 	if errors.Is(err, whatif.ErrScratchURL) {
 		return usageError("--scratch-redis: %v", err)
 	}
@@ -134,6 +136,9 @@ func runWhatif(c *cli.Context, rt *runtime) error {
 	}
 	defer cleanup()
 	o.Baseline.Space, o.Candidate.Space = spaces[0], spaces[1]
+	o.OpenSpaces = func(ctx context.Context) ([2]whatif.Space, func(), error) {
+		return whatif.OpenSpaces(ctx, scratch, rt.log)
+	}
 	rep, err := whatif.Run(c.Context, o)
 	if err != nil {
 		return cli.Exit("whatif stopped: "+err.Error(), 1)
