@@ -17,26 +17,44 @@ var (
 
 // LoadRouting reads, in one round trip, the contacts interested in entity:check (each once, in
 // Flapjack's order: contacts_for:ENTITY_ID, contacts_for:ALL, contacts_for:ENTITY_ID:CHECK)
-// with their data, alert state and rules. Contacts with no data at all are left out.
-func LoadRouting(conn redis.Conn, keys schema.Keys, entity, check string) ([]Contact, error) {
+// with their data, alert state and rules. Contacts with no data at all are left out. With
+// escalations, the same round trip reads the escalation policies (raw, as HGETALL gives them) and
+// the policies of the check's ladders (check_escalations), which routing a problem, recovery or
+// acknowledgement needs as well.
+func LoadRouting(conn redis.Conn, keys schema.Keys, entity, check string, escalations bool) (Routing, error) {
+	policies, ladders := "", ""
+	if escalations {
+		policies, ladders = keys.EscalationPolicies(), keys.CheckEscalations(schema.CheckID(entity, check))
+	}
 	reply, err := redis.Values(routingScript.Do(conn, entity, check,
 		keys.EntityIDsByName(), keys.EntityID(""), keys.ContactsFor(""), schema.AllContactsID,
 		keys.Contact(""), keys.ContactMedia(""), keys.ContactTimezone(""), keys.ContactMediaIntervals(""),
 		keys.ContactRollupThresholds(""), keys.ContactPagerduty(""), keys.ContactRules(""),
-		keys.ContactAlertState(""), keys.Rule("")))
-	if err != nil {
-		return nil, fmt.Errorf("load contacts of %s:%s: %w", entity, check, err)
+		keys.ContactAlertState(""), keys.Rule(""), policies, ladders))
+	if err == nil && len(reply) < 3 {
+		err = fmt.Errorf("%d values, want at least 3", len(reply))
 	}
-	var contacts []Contact
-	for _, raw := range reply[1:] {
+	if err != nil {
+		return Routing{}, fmt.Errorf("load contacts of %s:%s: %w", entity, check, err)
+	}
+	var r Routing
+	if escalations {
+		if r.EscalationPolicies, err = redis.StringMap(reply[1], nil); err == nil {
+			r.CheckEscalations, err = redis.Strings(reply[2], nil)
+		}
+		if err != nil {
+			return Routing{}, fmt.Errorf("load escalations of %s:%s: %w", entity, check, err)
+		}
+	}
+	for _, raw := range reply[3:] {
 		parts, err := redis.Values(raw, nil)
 		if err != nil || len(parts) != 9 {
-			return nil, fmt.Errorf("load contacts of %s:%s: malformed reply", entity, check)
+			return Routing{}, fmt.Errorf("load contacts of %s:%s: malformed reply", entity, check)
 		}
 		id, _ := redis.String(parts[0], nil)
 		rules, err := redis.Values(parts[8], nil)
 		if err != nil {
-			return nil, fmt.Errorf("load rules of contact %s: %w", id, err)
+			return Routing{}, fmt.Errorf("load rules of contact %s: %w", id, err)
 		}
 		ruleIDs := make([]string, 0, len(rules)/2)
 		for i := 0; i+1 < len(rules); i += 2 {
@@ -62,9 +80,18 @@ func LoadRouting(conn redis.Conn, keys schema.Keys, entity, check string) ([]Con
 			}
 			c.Rules = append(c.Rules, rule)
 		}
-		contacts = append(contacts, c)
+		r.Contacts = append(r.Contacts, c)
 	}
-	return contacts, nil
+	return r, nil
+}
+
+// Routing is what LoadRouting read.
+type Routing struct {
+	Contacts []Contact
+	// EscalationPolicies is the escalation_policies hash (policy id -> JSON) and
+	// CheckEscalations the check's check_escalations set, when asked for.
+	EscalationPolicies map[string]string
+	CheckEscalations   []string
 }
 
 func toBulk(ss []string) []any {

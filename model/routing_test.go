@@ -2,6 +2,7 @@ package model
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
@@ -34,9 +35,13 @@ func TestLoadRoutingMatchesTheStepByStepReads(t *testing.T) {
 
 	conn := db.Conn(t)
 	defer conn.Close()
-	got, err := LoadRouting(conn, k, "web-01", "HTTP: 80")
+	routing, err := LoadRouting(conn, k, "web-01", "HTTP: 80", false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	got := routing.Contacts
+	if routing.EscalationPolicies != nil || routing.CheckEscalations != nil {
+		t.Fatalf("escalations read unasked: %+v", routing)
 	}
 	ids, err := ContactIDsFor(conn, k, "web-01", "HTTP: 80")
 	if err != nil {
@@ -53,8 +58,22 @@ func TestLoadRoutingMatchesTheStepByStepReads(t *testing.T) {
 		len(got[0].Rules) != 1 || len(got[0].RuleErrors) != 2 {
 		t.Fatalf("ada %+v", got[0])
 	}
-	none, err := LoadRouting(conn, k, "unknown", "x")
-	if err != nil || len(none) != 2 || none[0].ID != "ada" || none[1].ID != "cyd" {
+	none, err := LoadRouting(conn, k, "unknown", "x", false)
+	if err != nil || len(none.Contacts) != 2 || none.Contacts[0].ID != "ada" || none.Contacts[1].ID != "cyd" {
 		t.Fatalf("an unknown entity still gets contacts_for:ALL: %+v %v", none, err)
+	}
+
+	// Asked for, the escalation policies and the check's ladder policies come in the same reply.
+	db.Do(t, "HSET", k.EscalationPolicies(), "p1", `{"id":"p1"}`, "p2", `{"id":"p2"}`)
+	db.Do(t, "SADD", k.CheckEscalations(schema.CheckID("web-01", "HTTP: 80")), "p2", "old")
+	with, err := LoadRouting(conn, k, "web-01", "HTTP: 80", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(with.CheckEscalations)
+	if !reflect.DeepEqual(with.Contacts, want) ||
+		!reflect.DeepEqual(with.EscalationPolicies, map[string]string{"p1": `{"id":"p1"}`, "p2": `{"id":"p2"}`}) ||
+		!reflect.DeepEqual(with.CheckEscalations, []string{"old", "p2"}) {
+		t.Fatalf("with escalations: %+v", with)
 	}
 }

@@ -88,3 +88,43 @@ func TestAlertingChecksOfAContactNoLongerConcerned(t *testing.T) {
 	expect(t, "db-01 fails", w.run(ev(10, "db-01", "MySQL", "critical")), "ada:email:problem")
 	expectAlerting(t, w, "after", "ada", "email", "db-01:MySQL")
 }
+
+// TestRollupSetsOnlySendsTheSameAlerts: with RollupSetsOnly (whatif's scratch replays) the
+// alerts of a timeline are the same, rollups included, while only the rollup medium keeps its
+// alerting set; without it, the set of the medium without rollup is kept as well.
+func TestRollupSetsOnlySendsTheSameAlerts(t *testing.T) {
+	t.Parallel()
+	timeline := []string{
+		crit(0, "c1"), crit(10, "c2"), ev(20, "web-01", "c3", "warning"), crit(70, "c1"),
+		act(80, "scheduled_maintenance", "web-01", "c2", `"duration":3600`), crit(140, "c1"),
+		ev(150, "web-01", "c1", "ok"), crit(160, "c3"), ev(170, "web-01", "c3", "acknowledgement"),
+		crit(200, "c4"),
+	}
+	worlds := map[bool]*world{}
+	alerts := map[bool][]string{}
+	for _, only := range []bool{false, true} {
+		w := newWorld(t)
+		w.ncfg.RollupSetsOnly = only
+		w.contact("ada", []string{"email=ada@example.com", "sms=+100"}, rollupAt("email", 2),
+			interval("email", 60), interval("sms", 60))
+		w.rule("ada", "r", `warning_media=["email","sms"]`, `critical_media=["email","sms"]`)
+		w.entity("web-01", "ada")
+		worlds[only] = w
+		for _, line := range timeline {
+			alerts[only] = append(alerts[only], strings.Join(w.run(line), " "))
+		}
+	}
+	if strings.Join(alerts[true], "|") != strings.Join(alerts[false], "|") {
+		t.Fatalf("alerts differ:\n sets kept     %q\n rollup only   %q", alerts[false], alerts[true])
+	}
+	if !strings.Contains(strings.Join(alerts[false], " "), "rollup_problem") {
+		t.Fatalf("the timeline never rolled up: %q", alerts[false])
+	}
+	if got, want := worlds[true].alerting("ada", "email"), worlds[false].alerting("ada", "email"); got != want || got == "" {
+		t.Fatalf("rollup medium's set: %q with RollupSetsOnly, %q without", got, want)
+	}
+	expectAlerting(t, worlds[true], "rollup sets only", "ada", "sms", "")
+	if worlds[false].alerting("ada", "sms") == "" {
+		t.Fatal("without RollupSetsOnly the sms set was not kept")
+	}
+}

@@ -25,7 +25,9 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 		touched[c.ID] = map[string]bool{}
 		if isRecoveryOrAck(n) {
 			nt.resetIntervals(ops, c, n, touched[c.ID])
-			nt.stopAlerting(ops, c, n)
+			if !nt.cfg.RollupSetsOnly {
+				nt.stopAlerting(ops, c, n)
+			}
 		}
 	}
 	for _, c := range cands {

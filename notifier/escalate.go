@@ -25,26 +25,17 @@ type escalations struct {
 	windows map[string]int64         // restart window by policy id, of every policy
 }
 
-// readEscalations reads the policies and the check's ladders (two round trips); nil for
-// notifications that neither start nor stop a ladder.
-func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, entity, check string) (*escalations, error) {
-	if n.Type != schema.NotificationProblem && !isRecoveryOrAck(n) {
-		return nil, nil
-	}
-	conn.Send("HGETALL", nt.keys.EscalationPolicies())
-	conn.Send("SMEMBERS", nt.keys.CheckEscalations(n.EventID))
-	if err := conn.Flush(); err != nil {
-		return nil, err
-	}
-	raw, err := redis.StringMap(conn.Receive())
-	if err != nil {
-		return nil, err
-	}
-	ids, err := redis.Strings(conn.Receive())
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) == 0 && len(ids) == 0 {
+// needsEscalations: problems may start a ladder, recoveries and acknowledgements stop one.
+func needsEscalations(n *schema.Notification) bool {
+	return n.Type == schema.NotificationProblem || isRecoveryOrAck(n)
+}
+
+// readEscalations reads the check's ladders (a round trip, when there are policies or ladders)
+// given what routing read: the policies and the check's ladder policies. nil for notifications
+// that neither start nor stop a ladder.
+func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, entity, check string, r model.Routing) (*escalations, error) {
+	raw, ids := r.EscalationPolicies, slices.Clone(r.CheckEscalations)
+	if !needsEscalations(n) || (len(raw) == 0 && len(ids) == 0) {
 		return nil, nil
 	}
 	policies := nt.policies.decode(raw, nt.log)

@@ -47,6 +47,11 @@ type Config struct {
 	BatchSize       int
 	// ExplainEntries caps each check's explain list (executive.explain_entries; 0 = none kept).
 	ExplainEntries int
+	// RollupSetsOnly keeps contact_alerting_checks only for media with a rollup threshold: the
+	// sets of the other media are neither cleaned nor written. Only rollup reads a set, so the
+	// alerts are the same; the sets of media without rollup no longer say which checks alert.
+	// For scratch replays that compare alerts (whatif), never for a running system.
+	RollupSetsOnly bool
 }
 
 // DefaultConfig returns the defaults: UTC, 15-minute intervals, and no media (the caller maps
@@ -270,11 +275,12 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 	}
 	p.notification = &n
 	entity, check := n.EntityCheck()
-	contacts, err := model.LoadRouting(conn, nt.keys, entity, check)
+	routing, err := model.LoadRouting(conn, nt.keys, entity, check, needsEscalations(&n))
 	if err != nil {
 		return nil, err
 	}
-	esc, err := nt.readEscalations(conn, &n, entity, check)
+	contacts := routing.Contacts
+	esc, err := nt.readEscalations(conn, &n, entity, check, routing)
 	if err != nil {
 		return nil, fmt.Errorf("read escalations: %w", err)
 	}

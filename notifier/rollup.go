@@ -41,7 +41,7 @@ func rollsOn(c *model.Contact, medium string) bool {
 func (nt *Notifier) readAlerting(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
 	var tracked []*candidate
 	for _, c := range cands {
-		if !c.suppressed && (rolls(c) || addsToAlerting(n)) {
+		if !c.suppressed && (rolls(c) || (addsToAlerting(n) && !nt.cfg.RollupSetsOnly)) {
 			tracked = append(tracked, c)
 			conn.Send("ZRANGE", nt.keys.AlertingChecks(c.contact.ID, c.medium), 0, -1)
 		}

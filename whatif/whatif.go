@@ -280,9 +280,10 @@ type item struct {
 // whole comparison and keeps taking what is sent, so the feeder never blocks.
 func (r *run) start(ctx context.Context, o Options, cancel func()) {
 	xcfg, ncfg := r.sc.Executive, r.sc.Notifier
-	// The scratch space keeps no archive and no decision records of its own: nobody reads them,
-	// and no decision depends on them.
+	// The scratch space keeps no archive and no decision records of its own, nor the alerting
+	// sets of media without rollup: nobody reads them, and no decision depends on them.
 	xcfg.ArchiveEvents, xcfg.ExplainEntries, ncfg.ExplainEntries = false, 0, 0
+	ncfg.RollupSetsOnly = true
 	rn, err := replay.Start(ctx, replay.Options{Pool: r.sc.Space.Pool, Keys: r.sc.Space.Keys, Executive: xcfg,
 		Notifier: ncfg, Log: o.Log, Version: o.Version, Identity: o.Identity, SecondBatches: true, Private: true}, r)
 	r.err = err

@@ -10,7 +10,11 @@
 --   contact_media_rollup_thresholds:, contact_pagerduty:, contact_notification_rules:,
 --   contact_alert_state:
 -- ARGV[15] prefix of notification_rule:
--- Returns {entity id or false, contact 1, contact 2, ...}; each contact is
+-- ARGV[16] escalation_policies, or "" when the caller does not need escalations
+-- ARGV[17] the check's check_escalations:ID (read with ARGV[16])
+-- Returns {entity id or false, escalation policies, the check's ladder policies, contact 1,
+-- contact 2, ...}; the escalation policies are an HGETALL reply and the ladder policies an
+-- SMEMBERS reply (both false when ARGV[16] is ""); each contact is
 -- {id, contact hash, media hash, timezone, intervals hash, thresholds hash, pagerduty hash,
 --  alert state hash, {rule id, rule hash, rule id, rule hash, ...}} with hashes as flat
 -- field/value arrays (HGETALL replies).
@@ -31,7 +35,10 @@ for _, key in ipairs(sets) do
     end
   end
 end
-local out = {eid or false}
+local out = {eid or false, false, false}
+if ARGV[16] ~= '' then
+  out[2], out[3] = redis.call('HGETALL', ARGV[16]), redis.call('SMEMBERS', ARGV[17])
+end
 for _, id in ipairs(ids) do
   local c = {id,
     redis.call('HGETALL', ARGV[7] .. id), redis.call('HGETALL', ARGV[8] .. id),
