@@ -265,11 +265,8 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 		for i := range current {
 			reqs[i] = factsRequest(&current[i].event)
 		}
-		facts, err := model.ReadFacts(conn, x.keys, now, reqs)
+		facts, err := model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
 		if err != nil {
-			return res, err
-		}
-		if err := x.addCheckTags(ctx, conn, current, facts); err != nil {
 			return res, err
 		}
 		decisions := make([]decision, len(current))
@@ -379,22 +376,6 @@ func (x *Executive) archiveRecord(items []string, now time.Time) model.Record {
 	rec.Ops.Expire(key, seconds(x.cfg.ArchiveMaxAge))
 	rec.Ops.SAdd(x.keys.KnownEventsArchiveKeys(), key)
 	return rec
-}
-
-// addCheckTags gives each check's facts the tags the API gave it, for the event tag set.
-func (x *Executive) addCheckTags(ctx context.Context, conn redis.Conn, current []pendingEvent, facts []model.CheckFacts) error {
-	ids := make([]string, len(current))
-	for i := range current {
-		ids[i] = current[i].event.ID()
-	}
-	tags, err := model.CheckTagsFor(ctx, conn, x.keys, ids)
-	if err != nil || tags == nil {
-		return err
-	}
-	for i, id := range ids {
-		facts[i].CheckTags = tags[id]
-	}
-	return nil
 }
 
 func factsRequest(ev *schema.Event) model.FactsRequest {

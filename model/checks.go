@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -184,14 +185,10 @@ func CreateChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, checks
 	return ids, err
 }
 
-// CheckTagsFor are the tags given to checks through the API (check_tag:TAG), by check id, for
-// the event tag set (reference §1.5). One SMEMBERS when no check is tagged, as is usual.
-func CheckTagsFor(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) (map[string][]string, error) {
-	tags, err := redis.Strings(conn.Do("SMEMBERS", keys.KnownCheckTags()))
-	if err != nil || len(tags) == 0 || len(ids) == 0 {
-		return nil, err
-	}
-	sort.Strings(tags)
+// checkTagsAmong are the tags among known (known_tags:check_tag) that the API gave each of ids
+// (check_tag:TAG), by check id.
+func checkTagsAmong(ctx context.Context, conn redis.Conn, keys schema.Keys, known, ids []string) (map[string][]string, error) {
+	tags := slices.Sorted(slices.Values(known))
 	setKeys := make([]string, len(tags))
 	for i, t := range tags {
 		setKeys[i] = keys.CheckTag(t)

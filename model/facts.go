@@ -5,6 +5,7 @@
 package model
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"strconv"
@@ -122,8 +123,8 @@ type CheckFacts struct {
 	LastNotificationKind string
 	NotifiedSeverity     string
 
-	// CheckTags are the tags given to the check through the API (check_tag:TAG); set by the
-	// caller (CheckTagsFor), not by ReadFacts.
+	// CheckTags are the tags given to the check through the API (check_tag:TAG); set by
+	// ReadFactsWithCheckTags, not by ReadFacts.
 	CheckTags []string
 }
 
@@ -182,18 +183,48 @@ func factsArgs(keys schema.Keys, now time.Time, n int) []any {
 	args[argEntityIDPrefix] = keys.EntityID("")
 	args[argCurrentChecksPrefix] = keys.CurrentChecks("")
 	args[argPacked] = "0"
+	args[argKnownCheckTags] = ""
 	return head
 }
 
 // ReadFacts reads the facts of every requested check at now, in one round trip (two in the rare
 // batch where a value holds the packing separator).
 func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsRequest) ([]CheckFacts, error) {
+	return readAllFacts(conn, keys, now, reqs, nil)
+}
+
+// ReadFactsWithCheckTags is ReadFacts that also fills each check's CheckTags, the tags given
+// to it through the API (check_tag:TAG), for the event tag set (reference §1.5): the tags the
+// API gave any check (known_tags:check_tag) come in the facts' round trip, and which checks
+// carry them takes one more only when there are some.
+func ReadFactsWithCheckTags(ctx context.Context, conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsRequest) ([]CheckFacts, error) {
+	var known []string
+	facts, err := readAllFacts(conn, keys, now, reqs, &known)
+	if err != nil || len(known) == 0 {
+		return facts, err
+	}
+	ids := make([]string, len(facts))
+	for i := range facts {
+		ids[i] = facts[i].ID
+	}
+	tags, err := checkTagsAmong(ctx, conn, keys, known, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range facts {
+		facts[i].CheckTags = tags[facts[i].ID]
+	}
+	return facts, nil
+}
+
+// readAllFacts reads reqs' facts and, when knownTags is not nil, the known check tags into it.
+func readAllFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsRequest, knownTags *[]string) ([]CheckFacts, error) {
 	if len(reqs) == 0 {
 		return nil, nil
 	}
 	out := make([]CheckFacts, len(reqs))
 	var again []int
-	err := readFacts(conn, keys, now, reqs, nil, true, func(i int, v *factsValues, ok bool) {
+	err := readFacts(conn, keys, now, reqs, nil, true, knownTags, func(i int, v *factsValues, ok bool) {
 		if !ok {
 			again = append(again, i)
 			return
@@ -201,7 +232,7 @@ func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 		out[i] = decodeFacts(reqs[i], v)
 	})
 	if err == nil && len(again) > 0 {
-		err = readFacts(conn, keys, now, reqs, again, false, func(i int, v *factsValues, _ bool) {
+		err = readFacts(conn, keys, now, reqs, again, false, nil, func(i int, v *factsValues, _ bool) {
 			out[i] = decodeFacts(reqs[i], v)
 		})
 	}
@@ -212,9 +243,10 @@ func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 }
 
 // readFacts runs the script for reqs (only those at the indexes given, when some are) and hands
-// each check's values to use, with ok false for a packed reply that cannot be split for certain.
+// each check's values to use, with ok false for a packed reply that cannot be split for certain;
+// with knownTags, it reads the known check tags into it as well.
 func readFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsRequest, only []int, packed bool,
-	use func(i int, v *factsValues, ok bool)) error {
+	knownTags *[]string, use func(i int, v *factsValues, ok bool)) error {
 	n := len(reqs)
 	if only != nil {
 		n = len(only)
@@ -228,6 +260,9 @@ func readFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 	args := factsArgs(keys, now, n)
 	if packed {
 		args[scriptHead+argPacked] = "1"
+	}
+	if knownTags != nil {
+		args[scriptHead+argKnownCheckTags] = keys.KnownCheckTags()
 	}
 	for j := range n {
 		r := &reqs[at(j)]
@@ -244,6 +279,12 @@ func readFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 	recycle(args)
 	if err != nil {
 		return fmt.Errorf("read check facts: %w", err)
+	}
+	if knownTags != nil && len(reply) == n+1 {
+		if *knownTags, err = redis.Strings(reply[n], nil); err != nil {
+			return fmt.Errorf("read known check tags: %w", err)
+		}
+		reply = reply[:n]
 	}
 	if len(reply) != n {
 		return fmt.Errorf("read check facts: %d results for %d checks", len(reply), n)

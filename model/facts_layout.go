@@ -35,6 +35,7 @@ const (
 	argEntityIDPrefix        // prefix of entity_id:ENTITY
 	argCurrentChecksPrefix   // prefix of current_checks:ENTITY
 	argPacked                // "1": one joined string per check, "0": an array
+	argKnownCheckTags        // key known_tags:check_tag, or "" not to read it
 	factsHeaderLen
 )
 
@@ -126,6 +127,7 @@ var factsTables = []factsTable{
 		{"entity_id_prefix", argEntityIDPrefix, 1},
 		{"current_checks_prefix", argCurrentChecksPrefix, 1},
 		{"packed", argPacked, 1},
+		{"known_check_tags", argKnownCheckTags, 1},
 	}},
 	{"ARGV record", factsArgsPerCheck, []factsName{
 		{"check_hash", recCheckHash, 1},

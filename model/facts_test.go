@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"context"
 	"reflect"
 	"strconv"
 	"testing"
@@ -188,3 +189,32 @@ func TestReadFactsManyChecks(t *testing.T) {
 }
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestReadFactsWithCheckTags: the tags the API gave checks reach their facts; checks without any
+// and batches where no check is tagged get none.
+func TestReadFactsWithCheckTags(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	keys := schema.NewKeys("")
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	conn := db.Conn(t)
+	defer conn.Close()
+	reqs := []model.FactsRequest{{Entity: "web-01", Check: "HTTP", Mode: model.ModeEventOK},
+		{Entity: "web-01", Check: "Disk", Mode: model.ModeEvent}}
+	read := func() [][]string {
+		facts, err := model.ReadFactsWithCheckTags(context.Background(), conn, keys, now, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [][]string{facts[0].CheckTags, facts[1].CheckTags}
+	}
+	if got := read(); got[0] != nil || got[1] != nil {
+		t.Fatalf("no tags known: %v", got)
+	}
+	db.Do(t, "SADD", keys.KnownCheckTags(), "team-a", "prod")
+	db.Do(t, "SADD", keys.CheckTag("team-a"), "web-01:HTTP")
+	db.Do(t, "SADD", keys.CheckTag("prod"), "web-01:HTTP", "db-01:Disk")
+	if got := read(); !reflect.DeepEqual(got, [][]string{{"prod", "team-a"}, nil}) {
+		t.Fatalf("tags %v", got)
+	}
+}

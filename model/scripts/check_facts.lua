@@ -26,6 +26,8 @@
 --   current_checks_prefix      prefix of current_checks:ENTITY
 --   packed                     "1": each check's reply is one string, its values joined by the
 --                                byte 0x1f (absent ones empty); "0": an array, as below
+--   known_check_tags           the key known_tags:check_tag, whose members (the tags the API gave
+--                                checks) are added after the checks' replies; "" for none
 -- ARGV record (one per check after the header, args_per_check values each):
 --   check_hash                 check:ID
 --   history_prefix             "ID:"
@@ -45,6 +47,7 @@
 -- form: the byte 0x1e, then the HMGET's eleven values in its order and the enabled flag ("" when
 -- not read), joined by 0x1f; every other value is absent. Building the whole reply cost Lua most
 -- of its time per check.
+-- With known_check_tags, that set's members follow the checks' replies.
 -- Returns N replies, one per check, of these values (false = absent), packed or as an array:
 --   state                      this and the next six: fields of the check hash
 --   last_change
@@ -207,5 +210,8 @@ for i = 1, n do
   else
     out[i] = long(i, h, p, mode, entity, check)
   end
+end
+if ARGV[${known_check_tags}] ~= '' then
+  out[n + 1] = redis.call('SMEMBERS', ARGV[${known_check_tags}])
 end
 return out
