@@ -195,19 +195,22 @@ func (x *Executive) Run(ctx context.Context, exitWhenEmpty bool) error {
 // ProcessNext claims one batch (blocking up to wait for the first event) and processes it,
 // returning how many events it finished.
 func (x *Executive) ProcessNext(ctx context.Context, wait time.Duration) (int, error) {
+	res, err := x.ProcessNextResult(ctx, wait)
+	return res.Finished, err
+}
+
+// ProcessNextResult is ProcessNext returning the batch's result (with its notifications).
+func (x *Executive) ProcessNextResult(ctx context.Context, wait time.Duration) (Result, error) {
 	batch, err := x.consumer.Next(ctx, x.cfg.BatchSize, wait)
-	if err != nil {
-		return 0, err
-	}
-	if len(batch.Items) == 0 {
-		return 0, nil
+	if err != nil || len(batch.Items) == 0 {
+		return Result{}, err
 	}
 	// A claimed batch is finished even when shutdown starts meanwhile.
 	res, err := x.ProcessBatch(context.WithoutCancel(ctx), batch)
 	if err != nil {
 		x.consumer.MarkUnfinished()
 	}
-	return res.Finished, err
+	return res, err
 }
 
 // Result summarises a processed batch.

@@ -382,15 +382,21 @@ func (r *runner) process(ctx context.Context) error {
 // processCounted is process knowing that the queue holds n events (n < 0: unknown).
 func (r *runner) processCounted(ctx context.Context, n int) error {
 	r.writes++
+	notified := 0
 	for finished := 0; n < 0 || finished < n; {
-		done, err := r.x.ProcessNext(ctx, 0)
+		res, err := r.x.ProcessNextResult(ctx, 0)
 		if err != nil {
 			return fmt.Errorf("executive: %w", err)
 		}
-		if done == 0 {
+		if res.Finished == 0 {
 			break
 		}
-		finished += done
+		finished += res.Finished
+		notified += len(res.Notifications)
+	}
+	if r.o.Private && notified == 0 {
+		// only this run queues notifications, and each drain empties the queue: nothing to route
+		return r.out.Flush()
 	}
 	return r.drainNotifications(ctx)
 }
