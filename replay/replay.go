@@ -394,15 +394,18 @@ func (r *runner) processCounted(ctx context.Context, n int) error {
 		finished += res.Finished
 		notified += len(res.Notifications)
 	}
-	if r.o.Private && notified == 0 {
-		// only this run queues notifications, and each drain empties the queue: nothing to route
-		return r.out.Flush()
+	if !r.o.Private {
+		notified = -1
 	}
-	return r.drainNotifications(ctx)
+	// In private mode only this run queues notifications and each drain empties the queue, so
+	// the notifier is asked for exactly those it was given (none: not asked at all).
+	return r.drainNotifications(ctx, notified)
 }
 
-func (r *runner) drainNotifications(ctx context.Context) error {
-	for {
+// drainNotifications routes the queued notifications, knowing there are n (n < 0: unknown, until
+// the queue is found empty).
+func (r *runner) drainNotifications(ctx context.Context, n int) error {
+	for finished := 0; n < 0 || finished < n; {
 		res, err := r.n.ProcessNextResult(ctx, 0)
 		if err != nil {
 			return fmt.Errorf("notifier: %w", err)
@@ -411,9 +414,11 @@ func (r *runner) drainNotifications(ctx context.Context) error {
 			return err
 		}
 		if res.Finished == 0 {
-			return r.out.Flush()
+			break
 		}
+		finished += res.Finished
 	}
+	return r.out.Flush()
 }
 
 // maxFires bounds the escalation ticks at one instant: steps still due after that many are a bug.
