@@ -295,57 +295,34 @@ func jsonList(v string) ([]string, error) {
 	return out, nil
 }
 
-// ContactIDsForChecks is ContactIDsFor for many checks in two round trips (rollup cleaning).
-func ContactIDsForChecks(conn redis.Conn, keys schema.Keys, checkIDs []string) (map[string][]string, error) {
-	type split struct{ entity, check string }
-	parts := make([]split, 0, len(checkIDs))
-	entities := map[string]string{}
-	var order []string
-	for _, id := range checkIDs {
-		e, c, ok := schema.SplitCheckID(id)
-		if !ok {
-			continue
-		}
-		parts = append(parts, split{e, c})
-		if _, seen := entities[e]; !seen {
-			entities[e] = ""
-			order = append(order, e)
-		}
+// ContactIDsForFacts is ContactIDsFor for many checks read in ModeAlerting, whose facts carry
+// their entity's id, in one round trip (rollup cleaning).
+func ContactIDsForFacts(conn redis.Conn, keys schema.Keys, facts []CheckFacts) (map[string][]string, error) {
+	checks := make([]checkOfEntity, len(facts))
+	for i, f := range facts {
+		checks[i] = checkOfEntity{entity: f.Entity, check: f.Check, entityID: f.EntityID}
 	}
-	for _, e := range order {
-		conn.Send("HGET", keys.EntityIDsByName(), e)
-		conn.Send("GET", keys.EntityID(e))
-	}
-	if err := conn.Flush(); err != nil {
-		return nil, fmt.Errorf("entity ids: %w", err)
-	}
-	for _, e := range order {
-		byName, err1 := redis.String(conn.Receive())
-		byKey, err2 := redis.String(conn.Receive())
-		for _, err := range []error{err1, err2} {
-			if err != nil && !errors.Is(err, redis.ErrNil) {
-				return nil, fmt.Errorf("entity id of %s: %w", e, err)
-			}
-		}
-		entities[e] = byName
-		if byName == "" {
-			entities[e] = byKey
-		}
-	}
+	return contactIDsForChecks(conn, keys, checks)
+}
+
+// checkOfEntity is a check with its entity's id ("" for an entity without one).
+type checkOfEntity struct{ entity, check, entityID string }
+
+// contactIDsForChecks reads the contacts of checks whose entity ids are known, by check id.
+func contactIDsForChecks(conn redis.Conn, keys schema.Keys, checks []checkOfEntity) (map[string][]string, error) {
 	// The sets of ALL and of an entity are shared by many checks: each distinct set is read once
 	// (a contact's alerting set holds many checks of few entities).
 	type query struct {
 		id   string
 		sets []string
 	}
-	queries := make([]query, 0, len(parts))
+	queries := make([]query, 0, len(checks))
 	members := map[string][]string{}
 	var setOrder []string
-	for _, p := range parts {
-		eid := entities[p.entity]
+	for _, p := range checks {
 		sets := []string{keys.ContactsFor(schema.AllContactsID)}
-		if eid != "" {
-			sets = append(sets, keys.ContactsFor(eid), keys.ContactsForCheck(eid, p.check))
+		if p.entityID != "" {
+			sets = append(sets, keys.ContactsFor(p.entityID), keys.ContactsForCheck(p.entityID, p.check))
 		}
 		for _, s := range sets {
 			if _, seen := members[s]; !seen {
@@ -366,7 +343,7 @@ func ContactIDsForChecks(conn redis.Conn, keys schema.Keys, checkIDs []string) (
 		}
 		members[s] = m
 	}
-	out := make(map[string][]string, len(parts))
+	out := make(map[string][]string, len(checks))
 	for _, q := range queries {
 		seen := map[string]bool{}
 		for _, s := range q.sets {

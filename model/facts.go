@@ -62,8 +62,8 @@ const (
 	// ModeMaintenance reads only the check hash and the maintenance windows.
 	ModeMaintenance FactsMode = "maintenance"
 	// ModeAlerting reads what cleaning a contact's alerting set and describing a rollup need:
-	// the state, last change and summary of the check hash, the maintenance windows and whether
-	// the check is enabled, without ModeRollup's notification timestamps and history (a fifth of
+	// the state, last change and summary of the check hash, the maintenance windows, whether
+	// the check is enabled and its entity's id (for the contacts interested in it), without ModeRollup's notification timestamps and history (a fifth of
 	// the Redis calls per check). The notifier reads it for every member of an alerting set, so
 	// the check hash's other fields are left out as well.
 	ModeAlerting FactsMode = "alerting"
@@ -110,7 +110,7 @@ type CheckFacts struct {
 	LastNotified      [numKinds]int64
 	History           []HistoryEntry // newest first, at most two
 
-	EntityID string // only read for checks without a state
+	EntityID string // only read for checks without a state, and in ModeAlerting
 	Summary  string
 	Details  string
 	Enabled  bool // ModeRollup and ModeAlerting only

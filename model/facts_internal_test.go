@@ -51,7 +51,7 @@ func BenchmarkDecodeFacts(b *testing.B) {
 func TestFactsValuesMalformed(t *testing.T) {
 	full := benchFactsReply()
 	var v factsValues
-	short := []byte("\x1eok\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f")
+	short := []byte("\x1eok\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f")
 	if ok, err := v.set(short); !ok || err != nil || v[slotState] != "ok" {
 		t.Fatalf("short reply: ok %v, error %v, state %q", ok, err, v[slotState])
 	}

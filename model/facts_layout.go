@@ -78,11 +78,11 @@ const (
 
 // shortSlots are the values of a short-form reply (a check without maintenance windows whose
 // notification history was not read), in order: the check hash fields the script reads with one
-// HMGET, in its order, then the enabled flag.
+// HMGET, in its order, then the enabled flag and the entity id.
 var shortSlots = [...]int{
 	slotState, slotLastChange, slotRevision, slotLastEventTime, slotLastSequence,
 	slotInitialFailureDelay, slotRepeatFailureDelay, slotSummary, slotDetails,
-	slotLastNotificationKind, slotNotifiedSeverity, slotEnabled,
+	slotLastNotificationKind, slotNotifiedSeverity, slotEnabled, slotEntityID,
 }
 
 // A history entry in the reply, at slotHistory + entry*factsHistoryFields.

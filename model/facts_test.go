@@ -76,6 +76,8 @@ func TestReadFacts(t *testing.T) {
 			db.Do(t, "HSET", keys.Check(oddOK), "state", "ok", "revision", 3, "summary", "x\x1fy", "notified_severity", "\x1e")
 
 			db.Do(t, "HSET", keys.EntityIDsByName(), db1, "2")
+			cpu := schema.CheckID(db1, "CPU")
+			db.Do(t, "HSET", keys.Check(cpu), "state", "critical", "summary", "busy")
 			db.Do(t, "SET", keys.EntityID(legacy), "3")
 
 			full := model.CheckFacts{ID: http, Entity: app, Check: "HTTP",
@@ -126,6 +128,8 @@ func TestReadFacts(t *testing.T) {
 				{Entity: app, Check: "Web", Mode: model.ModeAlerting},
 				{Entity: app, Check: "Queue", Mode: model.ModeAlerting},
 				{Entity: app, Check: "Queue", Mode: model.ModeMaintenance},
+				{Entity: db1, Check: "CPU", Mode: model.ModeAlerting},
+				{Entity: db1, Check: "Disk", Mode: model.ModeAlerting},
 				{Entity: db1, Check: "Disk", Mode: model.ModeEventOK},
 				{Entity: legacy, Check: "Load", Mode: model.ModeRollup},
 			}
@@ -136,6 +140,8 @@ func TestReadFacts(t *testing.T) {
 				{ID: web, Entity: app, Check: "Web", State: "ok", LastChange: n - 900, Summary: "200 OK"},
 				{ID: queue, Entity: app, Check: "Queue", State: "critical", Summary: "backlog", Enabled: true},
 				{ID: queue, Entity: app, Check: "Queue", State: "critical", Revision: 5, Summary: "backlog"},
+				{ID: cpu, Entity: db1, Check: "CPU", State: "critical", Summary: "busy", EntityID: "2"},
+				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
 				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
 				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true}}
 

@@ -86,7 +86,7 @@ func (nt *Notifier) readAlerting(conn redis.Conn, n *schema.Notification, cands 
 	for i := range facts {
 		byID[valid[i]] = &facts[i]
 	}
-	interested, err := model.ContactIDsForChecks(conn, nt.keys, valid)
+	interested, err := model.ContactIDsForFacts(conn, nt.keys, facts)
 	if err != nil {
 		return err
 	}

@@ -37,15 +37,15 @@
 -- Mode "event-ok" skips notification and history reads when the stored state is ok (an ok event
 -- on an ok check can never notify); "rollup" adds the enabled flag; "maintenance" reads only
 -- the check hash and maintenance windows (status); "alerting" reads the windows, the enabled
--- flag and only the state, last_change and summary of the check hash (the notifier cleaning a
--- contact's alerting set reads every member's).
+-- flag, the entity id and only the state, last_change and summary of the check hash (the
+-- notifier cleaning a contact's alerting set reads every member's).
 -- Packed, Redis converts and Go decodes one string per check instead of every value apart; Go
 -- counts the separators and reads a check again unpacked when a value holds the byte itself.
 -- Packed, a check with a state and without maintenance windows whose notification history is
 -- not needed (an ok event on an ok check: nearly every event; modes "maintenance" and
 -- "alerting", which the notifier runs over every member of an alerting set) gets the short
--- form: the byte 0x1e, then the HMGET's eleven values in its order and the enabled flag ("" when
--- not read), joined by 0x1f; every other value is absent. Building the whole reply cost Lua most
+-- form: the byte 0x1e, then the HMGET's eleven values in its order, the enabled flag and the
+-- entity id ("" when not read), joined by 0x1f; every other value is absent. Building the whole reply cost Lua most
 -- of its time per check.
 -- With known_check_tags, that set's members follow the checks' replies.
 -- Returns N replies, one per check, of these values (false = absent), packed or as an array:
@@ -65,7 +65,7 @@
 --   last_notified[7]           last notification timestamps, in last_notification's order
 --   history[6]                 the newest history_len state changes, newest first, each a
 --                                history entry of history_fields values
---   entity_id                  only for checks without a state
+--   entity_id                  for checks without a state, and in mode "alerting"
 --   summary                    field of the check hash
 --   enabled                    1/0, modes "rollup" and "alerting" only
 --   history_read               1/0: whether last_notified and history were read
@@ -115,6 +115,18 @@ end
 -- enabled: 1 when the check is current (in current_checks:ENTITY), else 0
 local function enabled(entity, check)
   return redis.call('ZSCORE', current_prefix .. entity, check) and 1 or 0
+end
+
+-- entity_id_of: the entity's id (all_entity_ids_by_name, else entity_id:NAME), or false; read
+-- once per entity in a call (an alerting set holds many checks of few entities)
+local entity_id_cache = {}
+local function entity_id_of(entity)
+  local id = entity_id_cache[entity]
+  if id == nil then
+    id = redis.call('HGET', entity_ids, entity) or redis.call('GET', entity_id_prefix .. entity) or false
+    entity_id_cache[entity] = id
+  end
+  return id
 end
 
 -- long returns check i's whole reply; h is its check hash's HMGET.
@@ -167,8 +179,8 @@ local function long(i, h, p, mode, entity, check)
   end
 
   r[${entity_id}] = false
-  if not h[1] then
-    r[${entity_id}] = redis.call('HGET', entity_ids, entity) or redis.call('GET', entity_id_prefix .. entity)
+  if not h[1] or mode == 'alerting' then
+    r[${entity_id}] = entity_id_of(entity)
   end
   r[${summary}], r[${enabled}] = h[8], false
   if mode == 'rollup' or mode == 'alerting' then
@@ -204,8 +216,10 @@ for i = 1, n do
     for j = 1, 11 do
       if not h[j] then h[j] = '' end
     end
-    h[12] = ''
-    if mode == 'alerting' then h[12] = enabled(entity, check) end
+    h[12], h[13] = '', ''
+    if mode == 'alerting' then
+      h[12], h[13] = enabled(entity, check), entity_id_of(entity) or ''
+    end
     out[i] = '\30' .. table.concat(h, '\31')
   else
     out[i] = long(i, h, p, mode, entity, check)
