@@ -189,6 +189,12 @@ func (c *Consumer) Next(ctx context.Context, max int, wait time.Duration) (Batch
 	if !ok {
 		return Batch{}, nil
 	}
+	if c.spec.Sequence == "" {
+		// The queue was empty a moment ago: the item that woke us is usually alone, and
+		// claiming the rest would cost its delivery a round trip. Items queued meanwhile are
+		// claimed by the next Next. A numbered queue needs the claim to number the item.
+		return Batch{Items: []string{first}}, nil
+	}
 	rest, err := c.claim(ctx, max-1, 1)
 	if err != nil {
 		// The first item is safely in the processing list; it is retried as pending.

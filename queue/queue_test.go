@@ -75,6 +75,38 @@ func TestNextBlocksUntilAnItemArrives(t *testing.T) {
 	}
 }
 
+// TestNextOnAnUnnumberedQueueReturnsTheWakingItemAlone: without a sequence to number them, the
+// item BLMOVE took is handed over at once and what came with it is claimed by the next call,
+// in order, nothing lost.
+func TestNextOnAnUnnumberedQueueReturnsTheWakingItemAlone(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	spec := Spec{Stage: "notifier", Source: k.Notifications(), End: Left}
+	c := NewConsumer(db.Pool, k, spec, Identity{Host: "h", PID: 1})
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		conn := db.Pool.Get()
+		defer conn.Close()
+		conn.Do("RPUSH", spec.Source, "n1", "n2", "n3")
+	}()
+	first, err := c.Next(context.Background(), 10, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := c.Next(context.Background(), 10, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(first.Items, []string{"n1"}) || !reflect.DeepEqual(rest.Items, []string{"n2", "n3"}) {
+		t.Fatalf("batches %v then %v, want [n1] then [n2 n3]", first.Items, rest.Items)
+	}
+	processing, err := redis.Strings(db.Do(t, "LRANGE", c.ProcessingKey(), 0, -1), nil)
+	if err != nil || len(processing) != 3 {
+		t.Fatalf("processing list %v (%v), want the three claimed items", processing, err)
+	}
+}
+
 func TestFinishRemovesAndRecordsFate(t *testing.T) {
 	t.Parallel()
 	db := testredis.New(t)
