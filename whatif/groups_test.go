@@ -77,15 +77,21 @@ func groupedOptions() Options {
 		RulesFile: []byte(officeHoursRules), EscalationsFile: policy}
 }
 
+// groupedLive is the live database of groupedTimeline, with a default ttl of 15 minutes.
+func groupedLive(t *testing.T) *testredis.DB {
+	t.Helper()
+	xcfg := executive.DefaultConfig()
+	xcfg.Staleness.Default = 900
+	return newLive(t, groupedTimeline(), xcfg)
+}
+
 // TestGroupsGiveTheSingleReplaysReport: six checks of two entities alerting two contacts, with
 // an acknowledgement, a check going stale, a candidate escalation policy whose second step falls
 // due between lines and a time restriction: replayed as one group, as three and as six
 // concurrent groups of checks, the report (JSON and text) is the same.
 func TestGroupsGiveTheSingleReplaysReport(t *testing.T) {
 	t.Parallel()
-	xcfg := executive.DefaultConfig()
-	xcfg.Staleness.Default = 900
-	live := newLive(t, groupedTimeline(), xcfg)
+	live := groupedLive(t)
 	rep, single, _ := groupedRun(t, live, groupedOptions(), 1)
 	seen := map[string]bool{}
 	for _, a := range rep.baselineAlerts {
@@ -115,9 +121,7 @@ func TestGroupsGiveTheSingleReplaysReport(t *testing.T) {
 // report is the single replay's.
 func TestRollupKeepsOneGroup(t *testing.T) {
 	t.Parallel()
-	xcfg := executive.DefaultConfig()
-	xcfg.Staleness.Default = 900
-	live := newLive(t, groupedTimeline(), xcfg)
+	live := groupedLive(t)
 	o := groupedOptions()
 	o.ContactsFile = []byte(strings.Replace(liveContacts, `"sms": "+15555550123"`, `"sms": {"address": "+15555550123", "rollup_threshold": 2}`, 1))
 	_, single, _ := groupedRun(t, live, o, 1)
@@ -139,9 +143,7 @@ func TestRollupKeepsOneGroup(t *testing.T) {
 // ok results were replayed.
 func TestOKRepeatsAreReplayedWhileStalenessIsOn(t *testing.T) {
 	t.Parallel()
-	xcfg := executive.DefaultConfig()
-	xcfg.Staleness.Default = 900
-	live := newLive(t, groupedTimeline(), xcfg)
+	live := groupedLive(t)
 	o := groupedOptions()
 	o.History.KeepOKRepeats = false
 	rep := whatif(t, live, o)
