@@ -159,7 +159,7 @@ func (r *Runner) Line(ctx context.Context, raw []byte) error {
 		err = r.event(ctx, text)
 	}
 	if err == nil {
-		err = r.escalate(ctx, at, true)
+		err = r.escalate(ctx, at)
 	}
 	if err != nil {
 		return &LineError{Line: r.line, Err: err}
@@ -176,7 +176,7 @@ func (r *Runner) Tick(ctx context.Context, at int64) error {
 	if err := r.reach(ctx, at, false); err != nil {
 		return err
 	}
-	if err := r.escalate(ctx, at, true); err != nil {
+	if err := r.escalate(ctx, at); err != nil {
 		return &LineError{Line: r.line, Err: err}
 	}
 	r.sum.Alerts = r.alerts
@@ -198,10 +198,8 @@ func (r *Runner) reach(ctx context.Context, at int64, isAction bool) error {
 			return &LineError{Line: r.line, Err: err}
 		}
 	}
+	// until fired every step due before at; those due at it wait for the line (escalate)
 	r.last = at
-	if err := r.escalate(ctx, at, false); err != nil {
-		return &LineError{Line: r.line, Err: err}
-	}
 	r.clk.Set(time.Unix(at, 0))
 	return nil
 }
@@ -426,15 +424,14 @@ const maxFires = 100000
 
 var errEndlessSteps = errors.New("escalation: steps keep falling due without end")
 
-// escalate fires the escalation steps due up to until (before it, or also at it when inclusive),
-// each at its own due time.
-func (r *runner) escalate(ctx context.Context, until int64, inclusive bool) error {
+// escalate fires the escalation steps due up to until, included, each at its own due time.
+func (r *runner) escalate(ctx context.Context, until int64) error {
 	for range maxFires {
 		at, found, err := r.nextEscalation(ctx)
 		if err != nil {
 			return err
 		}
-		if !found || at > until || (!inclusive && at == until) {
+		if !found || at > until {
 			return nil
 		}
 		if err := r.fire(ctx, at); err != nil {
