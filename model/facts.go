@@ -63,9 +63,10 @@ const (
 	ModeMaintenance FactsMode = "maintenance"
 	// ModeAlerting reads what cleaning a contact's alerting set and describing a rollup need:
 	// the state, last change and summary of the check hash, the maintenance windows, whether
-	// the check is enabled and its entity's id (for the contacts interested in it), without ModeRollup's notification timestamps and history (a fifth of
-	// the Redis calls per check). The notifier reads it for every member of an alerting set, so
-	// the check hash's other fields are left out as well.
+	// the check is enabled and its entity's id (for the contacts interested in it), without
+	// ModeRollup's notification timestamps and history (a fifth of the Redis calls per check).
+	// The notifier reads it for every member of an alerting set, so the check hash's other
+	// fields are left out as well.
 	ModeAlerting FactsMode = "alerting"
 )
 
