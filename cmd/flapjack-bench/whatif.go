@@ -112,17 +112,9 @@ func (b *bench) whatifRun() error {
 			args = append(args, "--all-events")
 			where += ", --all-events"
 		}
-		p, err := b.start(env[:1], args...)
+		p, report, took, err := b.runWhatif(env[:1], args...)
 		if err != nil {
 			return err
-		}
-		out := make(chan []byte, 1)
-		go func() { text, _ := io.ReadAll(p.stdout); out <- text }()
-		<-p.done
-		took := time.Since(p.started)
-		report := <-out
-		if !p.cmd.ProcessState.Success() {
-			return fmt.Errorf("whatif failed: %s", tail(p.stderr.String(), 20))
 		}
 		lines := countLines(report)
 		r := runResult{took: took, rss: peakRSS(p.cmd.ProcessState), eventsPerSec: float64(events) / took.Seconds()}
@@ -206,19 +198,11 @@ func (b *bench) whatifWeekOfStates() error {
 	if err := drain(c, pending); err != nil {
 		return err
 	}
-	p, err := b.start([]string{"FLAPJACK_REDIS_URL=" + live.url}, "whatif", "--from", time.Unix(start, 0).UTC().Format(time.RFC3339),
+	p, report, took, err := b.runWhatif([]string{"FLAPJACK_REDIS_URL=" + live.url}, "whatif", "--from", time.Unix(start, 0).UTC().Format(time.RFC3339),
 		"--until", time.Unix(end, 0).UTC().Format(time.RFC3339), "--source", "state_history",
 		"--set", "executive.initial_failure_delay=5m", "--format", "json")
 	if err != nil {
 		return err
-	}
-	out := make(chan []byte, 1)
-	go func() { text, _ := io.ReadAll(p.stdout); out <- text }()
-	<-p.done
-	took := time.Since(p.started)
-	report := <-out
-	if !p.cmd.ProcessState.Success() {
-		return fmt.Errorf("whatif failed: %s", tail(p.stderr.String(), 20))
 	}
 	var rep struct {
 		History  int `json:"history_lines"`
@@ -282,4 +266,22 @@ func countLines(b []byte) int {
 		}
 	}
 	return n
+}
+
+// runWhatif runs a flapjack command (whatif) to its end and returns its standard output and how
+// long it took; a failed run is an error with the end of its standard error.
+func (b *bench) runWhatif(env []string, args ...string) (*proc, []byte, time.Duration, error) {
+	p, err := b.start(env, args...)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	out := make(chan []byte, 1)
+	go func() { text, _ := io.ReadAll(p.stdout); out <- text }()
+	<-p.done
+	took := time.Since(p.started)
+	report := <-out
+	if !p.cmd.ProcessState.Success() {
+		return nil, nil, 0, fmt.Errorf("whatif failed: %s", tail(p.stderr.String(), 20))
+	}
+	return p, report, took, nil
 }
