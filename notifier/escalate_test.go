@@ -85,6 +85,20 @@ func (w *escalationWorld) notifier(pid int) *Notifier {
 		Identity: queue.Identity{Host: "n", PID: pid}})
 }
 
+// route lets nt route every queued notification.
+func (w *escalationWorld) route(nt *Notifier) {
+	w.t.Helper()
+	for {
+		res, err := nt.ProcessNextResult(context.Background(), 0)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if res.Finished == 0 {
+			return
+		}
+	}
+}
+
 // smsAlerts counts the alerts queued per contact and escalation step.
 func (w *escalationWorld) smsAlerts() map[string]int {
 	raws, err := redis.Strings(w.db.Do(w.t, "LRANGE", w.keys.Queue("sms_notifications"), 0, -1), nil)
@@ -132,15 +146,7 @@ func TestEscalationStepsFireOnceThroughACrashAndConcurrentNotifiers(t *testing.T
 	w := newEscalationWorld(t)
 	ctx := context.Background()
 	a, b := w.notifier(1), w.notifier(2)
-	for {
-		res, err := a.ProcessNextResult(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Finished == 0 {
-			break
-		}
-	}
+	w.route(a)
 	conn := w.db.Conn(t)
 	defer conn.Close()
 	due, err := model.EscalationsDueAt(conn, w.keys, w.clk.Now().Unix(), 1000)
@@ -217,15 +223,7 @@ func TestABadLadderDoesNotWedgeTheTick(t *testing.T) {
 	w := newEscalationWorld(t)
 	ctx := context.Background()
 	a := w.notifier(1)
-	for {
-		res, err := a.ProcessNextResult(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Finished == 0 {
-			break
-		}
-	}
+	w.route(a)
 	w.db.Do(t, "HSET", w.keys.EscalationLadder("oncall", "web-0:HTTP"), "notification", "{not json")
 	res, err := a.Escalate(ctx)
 	if err != nil || len(res.Alerts) != escalationChecks-1 {
@@ -244,15 +242,7 @@ func TestTheTickStopsLaddersOfDisabledAndMaintainedChecks(t *testing.T) {
 	w := newEscalationWorld(t)
 	ctx := context.Background()
 	a := w.notifier(1)
-	for {
-		res, err := a.ProcessNextResult(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Finished == 0 {
-			break
-		}
-	}
+	w.route(a)
 	conn := w.db.Conn(t)
 	defer conn.Close()
 	w.db.Do(t, "ZREM", w.keys.CurrentChecks("web-1"), "HTTP")
@@ -301,15 +291,7 @@ func TestOnePagePerContactMediumAndCheckPerTick(t *testing.T) {
 		t.Fatalf("put policies: %v %v", err, res.Problems)
 	}
 	a := w.notifier(1)
-	for {
-		res, err := a.ProcessNextResult(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Finished == 0 {
-			break
-		}
-	}
+	w.route(a)
 	if _, err := a.Escalate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -358,18 +340,7 @@ func TestRetentionForgetsLaddersTheNotifierStopped(t *testing.T) {
 	w := newEscalationWorld(t)
 	ctx := context.Background()
 	a := w.notifier(1)
-	route := func() {
-		for {
-			res, err := a.ProcessNextResult(ctx, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Finished == 0 {
-				return
-			}
-		}
-	}
-	route()
+	w.route(a)
 	if _, err := a.Escalate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +355,7 @@ func TestRetentionForgetsLaddersTheNotifierStopped(t *testing.T) {
 	if n, err := x.ProcessNext(ctx, 0); err != nil || n != 1 {
 		t.Fatalf("executive processed %d (%v)", n, err)
 	}
-	route()
+	w.route(a)
 	w.db.Do(t, "ZREM", w.keys.CurrentChecks("web-1"), "HTTP")
 	w.clk.Set(w.start.Add(15 * time.Minute))
 	if _, err := a.Escalate(ctx); err != nil {
@@ -427,15 +398,7 @@ func TestTheTickHonoursIntervalKeys(t *testing.T) {
 	w := newEscalationWorld(t)
 	ctx := context.Background()
 	a := w.notifier(1)
-	for {
-		res, err := a.ProcessNextResult(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Finished == 0 {
-			break
-		}
-	}
+	w.route(a)
 	w.db.Do(t, "SET", w.keys.DropAlerts("ada", "sms", "web-3:HTTP"), "1")
 	res, err := a.Escalate(ctx)
 	if err != nil || len(res.Alerts) != escalationChecks-1 {
