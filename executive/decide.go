@@ -37,6 +37,11 @@ type decision struct {
 	reason       string
 	touched      bool  // the check is current now (batch-level index writes)
 	until        int64 // end of the maintenance that blocked the event, for explain
+	// after is what an ok result on an ok check without maintenance windows leaves in the
+	// check's facts once applied, when hasAfter (never for other decisions): the facts cache
+	// keeps it.
+	after    okAfter
+	hasAfter bool
 }
 
 func seconds(d time.Duration) int64 { return int64(d / time.Second) }
@@ -92,8 +97,14 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 			}
 			skipFilters = ev.IsOK()
 		}
-		d.recordService(ev, f, view, w, now, seq)
+		u := d.recordService(ev, f, view, w, now, seq)
 		d.cfg.Staleness.Arm(ops, d.keys, ev, now)
+		if ev.IsOK() && !ev.Stale && f.State == schema.StateOK && f.NoWindows {
+			out.after = okAfter{revision: f.Revision + 1, lastChange: f.LastChange, lastEventTime: u.EventTime,
+				lastSequence: u.Sequence, initialDelay: u.InitialFailureDelay, repeatDelay: u.RepeatFailureDelay,
+				summary: u.Summary, details: u.Details, lastNotificationKind: f.LastNotificationKind,
+				notifiedSeverity: f.NotifiedSeverity}
+		}
 	default:
 		out.record.Counter = "action"
 		w.Action(now, ev.State)
@@ -136,6 +147,8 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 	// them would cost every event a write and push the decisions worth reading off the list.
 	if !(ev.IsOK() && view.previousState == schema.StateOK && out.filter == "ok") {
 		d.explain(ev, f.ID, &out, now)
+	} else {
+		out.hasAfter = out.after.revision > 0
 	}
 	return out
 }
@@ -208,8 +221,9 @@ func (d *decider) newCheckMaintenance(ev *schema.Event, checkTags []string) bool
 	return true
 }
 
-// recordService writes the check's new state and the always-written fields (reference §2.3).
-func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *checkView, w *model.CheckWriter, now, seq int64) {
+// recordService writes the check's new state and the always-written fields (reference §2.3),
+// and returns the latter.
+func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *checkView, w *model.CheckWriter, now, seq int64) model.Update {
 	if ev.State != f.State {
 		w.StateChange(now, ev.State, ev.Summary, ev.Details, seq)
 		view.lastChange = now
@@ -232,11 +246,13 @@ func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *che
 			eventTime = t
 		}
 	}
-	w.ServiceUpdate(model.Update{
+	u := model.Update{
 		Now: now, Summary: ev.Summary, Details: ev.Details, Perfdata: ev.Perfdata,
 		InitialFailureDelay: view.initialDelay, RepeatFailureDelay: view.repeatDelay,
 		EventTime: eventTime, Sequence: max(seq, f.LastSequence), Stale: ev.Stale,
-	}, f)
+	}
+	w.ServiceUpdate(u, f)
+	return u
 }
 
 // applyIntents writes the unscheduled maintenance the filters asked for (reference §2.6). A new

@@ -48,6 +48,9 @@ type Config struct {
 	ExplainEntries int
 	// Staleness gives results without a ttl of their own the default ttl (SPEC 4.19).
 	Staleness staleness.Policy
+	// FactsCacheChecks is how many checks' facts the executive remembers between their ok
+	// results (0 = none: every event reads its check).
+	FactsCacheChecks int
 }
 
 // Validate refuses settings the executive cannot run with, naming each setting.
@@ -55,6 +58,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.BatchSize < 1 || c.BatchSize > 10000 {
 		errs = append(errs, fmt.Errorf("executive.batch_size: %d is not between 1 and 10000", c.BatchSize))
+	}
+	if c.FactsCacheChecks < 0 || c.FactsCacheChecks > maxFactsCacheChecks {
+		errs = append(errs, fmt.Errorf("executive.facts_cache_checks: %d is not between 0 and %d", c.FactsCacheChecks, maxFactsCacheChecks))
 	}
 	if c.ExplainEntries < 0 || c.ExplainEntries > 100000 {
 		errs = append(errs, fmt.Errorf("executive.explain_entries: %d is not between 0 and 100000", c.ExplainEntries))
@@ -81,6 +87,7 @@ func DefaultConfig() Config {
 		Queue:                   "events",
 		NotifierQueue:           "notifications",
 		ExplainEntries:          50,
+		FactsCacheChecks:        defaultFactsCacheChecks,
 	}
 }
 
@@ -112,6 +119,7 @@ type Executive struct {
 	consumer *queue.Consumer
 	registry *queue.Registry
 	target   model.ApplyTarget
+	cache    *factsCache // nil when off
 }
 
 // New builds an executive; it touches Redis only when run.
@@ -132,7 +140,7 @@ func New(o Options) *Executive {
 	consumer := queue.NewConsumer(o.Pool, o.Keys, spec, o.Identity)
 	x := &Executive{
 		pool: o.Pool, keys: o.Keys, cfg: o.Config, clock: o.Clock, log: o.Log.With(zap.String("stage", Stage)),
-		metrics: o.Metrics, consumer: consumer,
+		metrics: o.Metrics, consumer: consumer, cache: newFactsCache(o.Config.FactsCacheChecks),
 		decider: decider{
 			keys: o.Keys, cfg: o.Config,
 			filters:       pipeline(seconds(o.Config.AcknowledgementDuration)),
@@ -252,6 +260,10 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 
 	var counts verdictCounts
 	var view checkView
+	useCache := x.cache.active()
+	if useCache {
+		defer func() { x.metrics.factsCached.Add(float64(x.cache.batchDone())) }()
+	}
 	defer func() { counts.flush(x.metrics) }() // not `defer counts.flush`: that would flush the empty slice it had here
 	conflictRounds := 0
 	for round := 0; len(pending) > 0 || len(rejected) > 0; round++ {
@@ -264,11 +276,7 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 			now = x.clock.Now()
 		}
 		current, deferred := splitRound(pending)
-		reqs := make([]model.FactsRequest, len(current))
-		for i := range current {
-			reqs[i] = factsRequest(&current[i].event)
-		}
-		facts, err := model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
+		facts, cached, err := x.readFacts(ctx, conn, current, now, useCache)
 		if err != nil {
 			return res, err
 		}
@@ -278,6 +286,11 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 		for i := range current {
 			p := &current[i]
 			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq, &view)
+			if cached[i] && decisions[i].record.Guards != nil {
+				// the facts said "no maintenance windows" when cached: they still must not exist
+				g := model.NoWindowsGuards(x.keys, facts[i].ID)
+				decisions[i].record.Guards = append(decisions[i].record.Guards, g[:]...)
+			}
 			records = append(records, decisions[i].record)
 			if decisions[i].touched {
 				indexes.Touch(p.event.Entity, p.event.Check)
@@ -308,6 +321,9 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 		rejected = nil
 		var retry []pendingEvent
 		for i, st := range statuses[:len(current)] {
+			if useCache {
+				x.cache.applied(&current[i].event, &decisions[i], st, cached[i])
+			}
 			switch st {
 			case model.Applied:
 				res.Finished++
@@ -379,6 +395,44 @@ func (x *Executive) archiveRecord(items []string, now time.Time) model.Record {
 	rec.Ops.Expire(key, seconds(x.cfg.ArchiveMaxAge))
 	rec.Ops.SAdd(x.keys.KnownEventsArchiveKeys(), key)
 	return rec
+}
+
+// readFacts returns the facts to decide current with: from the cache for ok results of checks
+// it holds (cached[i]), read from Redis for the rest, in one round trip (none when all were
+// cached).
+func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pendingEvent, now time.Time, useCache bool) (facts []model.CheckFacts, cached []bool, err error) {
+	if !useCache {
+		reqs := make([]model.FactsRequest, len(current))
+		for i := range current {
+			reqs[i] = factsRequest(&current[i].event)
+		}
+		facts, err = model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
+		return facts, make([]bool, len(current)), err
+	}
+	facts = make([]model.CheckFacts, len(current))
+	cached = make([]bool, len(current))
+	reqs := make([]model.FactsRequest, 0, len(current))
+	var missed []int
+	for i := range current {
+		ev := &current[i].event
+		if ev.IsOK() && x.cache.lookup(ev, &facts[i]) {
+			cached[i] = true
+			continue
+		}
+		reqs = append(reqs, factsRequest(ev))
+		missed = append(missed, i)
+	}
+	if len(reqs) == 0 {
+		return facts, cached, nil
+	}
+	read, err := model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for j, i := range missed {
+		facts[i] = read[j]
+	}
+	return facts, cached, nil
 }
 
 func factsRequest(ev *schema.Event) model.FactsRequest {

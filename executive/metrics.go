@@ -16,6 +16,7 @@ type Metrics struct {
 	latency       prometheus.Histogram
 	batches       prometheus.Counter
 	conflicts     prometheus.Counter
+	factsCached   prometheus.Counter
 	redisErrors   prometheus.Counter
 
 	processed atomic.Int64
@@ -49,6 +50,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		conflicts: f.NewCounter(prometheus.CounterOpts{
 			Name: "flapjack_executive_conflicts_total",
 			Help: "Events re-read because another executive changed their check first.",
+		}),
+		factsCached: f.NewCounter(prometheus.CounterOpts{
+			Name: "flapjack_executive_facts_cached_total",
+			Help: "Events decided on check facts the executive remembered from the check's previous ok result instead of reading them (executive.facts_cache_checks).",
 		}),
 		redisErrors: f.NewCounter(prometheus.CounterOpts{
 			Name:        "flapjack_redis_errors_total",

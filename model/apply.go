@@ -172,17 +172,20 @@ func (o *Ops) HIncrBy(key, field string, by int64) { o.add("HINCRBY", key, field
 type Record struct {
 	// Item is the claimed payload to remove from the processing list ("" for none).
 	Item string
-	// Guards are hashes whose "revision" field must still hold the value read.
+	// Guards are hashes whose "revision" field must still hold the value read, and keys that
+	// must still not exist.
 	Guards []Guard
 	// Counter is the event_counters field to increment ("ok", "failure", "action", "invalid").
 	Counter string
 	Ops     Ops
 }
 
-// Guard is a hash read before deciding, with the revision it had.
+// Guard is a hash read before deciding, with the revision it had; or, Absent, a key that did
+// not exist when the decision was taken and must not exist when it is applied.
 type Guard struct {
 	Key      string
 	Revision int64
+	Absent   bool
 }
 
 // Status is the outcome of one record.
@@ -222,6 +225,10 @@ func applyArgs(head int, t ApplyTarget, records []Record) []any {
 		r := &records[i]
 		args = append(args, r.Item, len(r.Guards))
 		for _, g := range r.Guards {
+			if g.Absent {
+				args = append(args, g.Key, "")
+				continue
+			}
 			args = append(args, g.Key, strconv.FormatInt(g.Revision, 10))
 		}
 		args = append(args, r.Counter, r.Ops.n)
@@ -255,7 +262,7 @@ func (o *Ops) bumpsRevision(key string) bool {
 
 // Apply writes records in one atomic script and returns each one's status. Every guard's
 // revision moves on with an applied record: callers fold the new value into an HSET of theirs,
-// and Apply adds one where they did not. Writes Redis refused (wrong key types) are returned as a
+// and Apply adds one where they did not. A record whose Absent guard's key exists is a conflict. Writes Redis refused (wrong key types) are returned as a
 // *WriteError together with the statuses: those records are finished anyway, so callers log the
 // error and carry on.
 func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
@@ -265,7 +272,7 @@ func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 	for i := range records {
 		r := &records[i]
 		for _, g := range r.Guards {
-			if !r.Ops.bumpsRevision(g.Key) {
+			if !g.Absent && !r.Ops.bumpsRevision(g.Key) {
 				r.Ops.HSet(g.Key, "revision", g.Revision+1)
 			}
 		}

@@ -125,3 +125,55 @@ func statuses(n int, lost, conflict map[int]bool) []model.Status {
 	}
 	return out
 }
+
+// TestApplyAbsentGuards: a record guarded by keys that must not exist is applied while none of
+// them exists, and is a conflict (nothing written, no revision moved) once one does, whichever
+// of its keys it is and whatever other records of the batch hold.
+func TestApplyAbsentGuards(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		existing []string // keys created before the apply
+		want     []model.Status
+	}{
+		{name: "none exists", want: statuses(3, nil, nil)},
+		{name: "first key of record 1", existing: []string{"windows:1:a"}, want: statuses(3, nil, map[int]bool{1: true})},
+		{name: "second key of record 2", existing: []string{"windows:2:b"}, want: statuses(3, nil, map[int]bool{2: true})},
+		{name: "keys of two records", existing: []string{"windows:0:b", "windows:2:a"}, want: statuses(3, nil, map[int]bool{0: true, 2: true})},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db := testredis.New(t)
+			conn := db.Conn(t)
+			for _, k := range c.existing {
+				db.Do(t, "ZADD", k, 1, "x")
+			}
+			records := make([]model.Record, 3)
+			for i := range records {
+				key := fmt.Sprintf("check:e%d:c", i)
+				db.Do(t, "HSET", key, "revision", 3)
+				records[i].Guards = []model.Guard{{Key: key, Revision: 3},
+					{Key: fmt.Sprintf("windows:%d:a", i), Absent: true}, {Key: fmt.Sprintf("windows:%d:b", i), Absent: true}}
+				records[i].Ops.HSet(key, "summary", "applied", "revision", 4)
+			}
+			got, err := model.Apply(conn, model.ApplyTarget{}, records)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("statuses %v, want %v", got, c.want)
+			}
+			for i, st := range got {
+				fields, _ := redis.StringMap(conn.Do("HGETALL", fmt.Sprintf("check:e%d:c", i)))
+				want := map[string]string{"revision": "3"}
+				if st == model.Applied {
+					want = map[string]string{"revision": "4", "summary": "applied"}
+				}
+				if !reflect.DeepEqual(fields, want) {
+					t.Errorf("record %d (%v): check hash %v, want %v", i, st, fields, want)
+				}
+			}
+		})
+	}
+}

@@ -127,6 +127,10 @@ type CheckFacts struct {
 	// CheckTags are the tags given to the check through the API (check_tag:TAG); set by
 	// ReadFactsWithCheckTags, not by ReadFacts.
 	CheckTags []string
+
+	// NoWindows tells that the check had no maintenance windows at all, past or future, when
+	// read. Only the script's short reply says so; false means "not known".
+	NoWindows bool
 }
 
 // NoNotifiedSeverity is notified_severity's value right after a recovery.
@@ -153,6 +157,16 @@ func (f *CheckFacts) MaxNotifiedSeverity() string {
 		return schema.StateUnknown
 	}
 	return ""
+}
+
+// NoWindowsGuards are the guards of a decision taken on facts that found check id without
+// maintenance windows: the keys whose existence the facts script looks for must still not exist
+// when the decision is applied.
+func NoWindowsGuards(keys schema.Keys, id string) [2]Guard {
+	return [2]Guard{
+		{Key: keys.Maintenances(schema.Scheduled, id), Absent: true},
+		{Key: keys.SortedMaintenanceTimestamps(schema.Unscheduled, id), Absent: true},
+	}
 }
 
 // FactsRequest names a check to read.
@@ -394,6 +408,9 @@ func decodeFacts(r FactsRequest, v *factsValues) CheckFacts {
 	f.Details = v[slotDetails]
 	f.LastNotificationKind = v[slotLastNotificationKind]
 	f.NotifiedSeverity = v[slotNotifiedSeverity]
+	// The long reply always says whether history was read; the short one, given only to checks
+	// without windows, leaves it out.
+	f.NoWindows = v[slotHistoryRead] == ""
 	return f
 }
 

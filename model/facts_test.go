@@ -103,16 +103,18 @@ func TestReadFacts(t *testing.T) {
 				ScheduledCurrent: maint.ScheduledCurrent, UnscheduledMaintenance: maint.UnscheduledMaintenance,
 				UnscheduledCurrent: maint.UnscheduledCurrent}
 
-			pingBase := model.CheckFacts{ID: ping, Entity: app, Check: "Ping", State: "ok", LastChange: n - 86400, Summary: "PING OK"}
+			// The short reply (checks with a state and without windows whose history is not
+			// needed) is the one that says there are no windows.
+			pingBase := model.CheckFacts{ID: ping, Entity: app, Check: "Ping", State: "ok", LastChange: n - 86400, Summary: "PING OK", NoWindows: true}
 			pingFull := pingBase
-			pingFull.NotificationsRead = true
+			pingFull.NotificationsRead, pingFull.NoWindows = true, false
 			pingFull.LastNotified[model.KindRecovery] = n - 86400
 			pingFull.History = []model.HistoryEntry{{Time: n - 86400, State: "ok"}}
 
 			webFacts := model.CheckFacts{ID: web, Entity: app, Check: "Web", State: "ok", LastChange: n - 900, Revision: 12,
 				LastEventTime: n - 5, LastSequence: 99, InitialFailureDelay: 15, HasInitialFailureDelay: true,
 				RepeatFailureDelay: 120, HasRepeatFailureDelay: true, Summary: "200 OK", Details: "12 ms",
-				LastNotificationKind: "recovery", NotifiedSeverity: "warning"}
+				LastNotificationKind: "recovery", NotifiedSeverity: "warning", NoWindows: true}
 
 			reqs := []model.FactsRequest{
 				{Entity: app, Check: "HTTP", Mode: model.ModeEvent},
@@ -137,10 +139,10 @@ func TestReadFacts(t *testing.T) {
 				{ID: odd, Entity: app, Check: "Odd", State: "warning", Revision: 2, Summary: "a\x1fb", Details: "\x1f"},
 				webFacts,
 				{ID: oddOK, Entity: app, Check: "OddOK", State: "ok", Revision: 3, Summary: "x\x1fy", NotifiedSeverity: "\x1e"},
-				{ID: web, Entity: app, Check: "Web", State: "ok", LastChange: n - 900, Summary: "200 OK"},
-				{ID: queue, Entity: app, Check: "Queue", State: "critical", Summary: "backlog", Enabled: true},
-				{ID: queue, Entity: app, Check: "Queue", State: "critical", Revision: 5, Summary: "backlog"},
-				{ID: cpu, Entity: db1, Check: "CPU", State: "critical", Summary: "busy", EntityID: "2"},
+				{ID: web, Entity: app, Check: "Web", State: "ok", LastChange: n - 900, Summary: "200 OK", NoWindows: true},
+				{ID: queue, Entity: app, Check: "Queue", State: "critical", Summary: "backlog", Enabled: true, NoWindows: true},
+				{ID: queue, Entity: app, Check: "Queue", State: "critical", Revision: 5, Summary: "backlog", NoWindows: true},
+				{ID: cpu, Entity: db1, Check: "CPU", State: "critical", Summary: "busy", EntityID: "2", NoWindows: true},
 				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
 				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
 				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true}}

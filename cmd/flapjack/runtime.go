@@ -116,6 +116,7 @@ func (rt *runtime) executiveConfig() (executive.Config, error) {
 	cfg.MaxFutureSkew = v.Duration("executive.max_future_skew")
 	cfg.BatchSize = v.Int("executive.batch_size")
 	cfg.ExplainEntries = v.Int("executive.explain_entries")
+	cfg.FactsCacheChecks = v.Int("executive.facts_cache_checks")
 	var errs []error
 	ttl, err := staleness.DurationSeconds(v.Duration("executive.default_ttl"))
 	if err != nil {

@@ -12,7 +12,8 @@
 -- ARGV[5] its expiry in seconds
 -- ARGV[6] number of records N
 -- Then N records: item, guard count G, G pairs (hash key, expected "revision" field value; a
--- missing field reads as "0"), counter field ("" for none), op count M, then M ops each written
+-- missing field reads as "0"; an empty expected value instead requires that the key does not
+-- exist), counter field ("" for none), op count M, then M ops each written
 -- as: command, argument count, arguments... The ops themselves set each guard's next revision
 -- (Go folds it into an HSET it sends anyway, saving a call per record).
 -- A batch's items leave the processing list together: one LRANGE tells which records' items are
@@ -33,10 +34,16 @@ local processing = ARGV[1]
 local n = tonumber(ARGV[6])
 local first = 7
 
--- refuse the whole batch before writing anything if it holds a command outside the list
+-- refuse the whole batch before writing anything if it holds a command outside the list; gather
+-- the keys that must not exist on the way
+local absent = {}
 local scan = first
 for i = 1, n do
-  scan = scan + 2 + 2 * tonumber(ARGV[scan + 1])
+  local nguards = tonumber(ARGV[scan + 1])
+  for g = scan + 2, scan + 2 * nguards, 2 do
+    if ARGV[g + 1] == '' then absent[#absent + 1] = ARGV[g] end
+  end
+  scan = scan + 2 + 2 * nguards
   local nops = tonumber(ARGV[scan + 1])
   scan = scan + 2
   for j = 1, nops do
@@ -44,6 +51,16 @@ for i = 1, n do
       return redis.error_reply('apply: command not allowed: ' .. tostring(ARGV[scan]))
     end
     scan = scan + 2 + tonumber(ARGV[scan + 1])
+  end
+end
+
+-- Nearly always none of the keys that must not exist does, which one EXISTS over all of them tells
+-- (in slices the Lua stack can take); only then is each asked again.
+local some_exist = false
+for at = 1, #absent, 1000 do
+  if redis.call('EXISTS', unpack(absent, at, math.min(at + 999, #absent))) > 0 then
+    some_exist = true
+    break
   end
 end
 
@@ -77,9 +94,13 @@ for i = 1, n do
   local counter, nops = ARGV[pos], tonumber(ARGV[pos + 1])
   pos = pos + 2
   local ok = 1
-  for g = 0, nguards - 1 do
-    local rev = redis.call('HGET', ARGV[guards_at + 2 * g], 'revision') or '0'
-    if rev ~= ARGV[guards_at + 2 * g + 1] then ok = 0 end
+  for g = guards_at, guards_at + 2 * nguards - 2, 2 do
+    local expected = ARGV[g + 1]
+    if expected == '' then
+      if some_exist and redis.call('EXISTS', ARGV[g]) == 1 then ok = 0 end
+    elseif (redis.call('HGET', ARGV[g], 'revision') or '0') ~= expected then
+      ok = 0
+    end
   end
   if ok == 1 and item ~= '' and processing ~= '' then
     if claimed then

@@ -1,0 +1,187 @@
+package executive
+
+import (
+	"hash/maphash"
+
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// factsCache remembers, per check, the facts an applied ok result on an ok check left behind:
+// nearly every event is one, and deciding the check's next ok result needs nothing else, so it
+// is decided without reading the facts again (the read was a third of Redis's time per event).
+// Nothing rests on the cache being right: the decision is applied guarded by the revision it was
+// taken on, and by the absence of maintenance windows (an outside tool writing the documented
+// keys leaves our revision alone), so a check anyone else wrote since is a conflict, read again
+// and decided again, exactly as for a read that another executive overtook.
+//
+// Entries are small and hold no pointers, so they can live outside the Go heap (factsTable): the
+// summary and details are kept as hashes, which is all deciding an ok result on an ok check
+// compares them for. A check is keyed by a hash of its name and told apart from a colliding one
+// by a second hash.
+type factsCache struct {
+	entries *factsTable
+	seeds   [2]maphash.Seed
+	// The cache steps aside while its entries keep conflicting: another executive is handling
+	// the same checks, so entries are mostly out of date and each use would cost an apply.
+	pausedBatches int
+	// uses and conflicts count the batch's decisions taken on cached facts, and those of them
+	// that conflicted.
+	uses, conflicts int
+}
+
+// cachedFacts is one check's facts after an applied ok result, state "ok" and no maintenance
+// windows implied: 72 bytes.
+type cachedFacts struct {
+	key                                    uint64 // hash of the check's name (0: empty slot)
+	revision, lastChange                   int64
+	lastEventTime, lastSequence            int64
+	summary, details                       uint64
+	initialDelay, repeatDelay              int32
+	name                                   uint32 // second hash of the check's name
+	lastNotificationKind, notifiedSeverity uint8  // indexes into orderValues
+}
+
+// okAfter is what an ok result on an ok check leaves in the check's facts.
+type okAfter struct {
+	revision, lastChange, lastEventTime, lastSequence, initialDelay, repeatDelay int64
+	summary, details, lastNotificationKind, notifiedSeverity                     string
+}
+
+// orderValues are the values of last_notification_kind and notified_severity an entry can hold;
+// a check holding another (written by someone else) is not cached.
+var orderValues = []string{"", model.NoNotifiedSeverity, schema.StateCritical, schema.StateWarning,
+	schema.StateUnknown, schema.NotificationRecovery, schema.NotificationAcknowledgement}
+
+// conflictPause is how many batches the cache steps aside for once its entries conflicted.
+const conflictPause = 1000
+
+// defaultFactsCacheChecks covers most installations whole, in 9 MiB; maxFactsCacheChecks bounds
+// the setting.
+const (
+	defaultFactsCacheChecks = 100_000
+	maxFactsCacheChecks     = 10_000_000
+)
+
+func newFactsCache(max int) *factsCache {
+	if max <= 0 {
+		return nil
+	}
+	return &factsCache{entries: newFactsTable(max), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+}
+
+func (c *factsCache) keys(ev *schema.Event) (key uint64, name uint32) {
+	var h maphash.Hash
+	h.SetSeed(c.seeds[0])
+	h.WriteString(ev.Entity)
+	h.WriteByte(0)
+	h.WriteString(ev.Check)
+	key = h.Sum64()
+	h.SetSeed(c.seeds[1])
+	h.WriteString(ev.Entity)
+	h.WriteByte(0)
+	h.WriteString(ev.Check)
+	return tableKey(key), uint32(h.Sum64())
+}
+
+func (c *factsCache) hash(s string) uint64 { return maphash.String(c.seeds[0], s) }
+
+// active reports whether the cache is used for this batch.
+func (c *factsCache) active() bool {
+	if c == nil {
+		return false
+	}
+	if c.pausedBatches > 0 {
+		c.pausedBatches--
+		return false
+	}
+	return true
+}
+
+// lookup returns the facts to decide ev (an ok result) with, when the cache holds its check. The
+// summary and details are ev's own when their hashes match the stored ones, else a value that
+// differs from ev's, so the decision writes them.
+func (c *factsCache) lookup(ev *schema.Event, f *model.CheckFacts) bool {
+	key, name := c.keys(ev)
+	e, ok := c.entries.get(key)
+	if !ok || e.name != name {
+		return false
+	}
+	*f = model.CheckFacts{
+		ID: schema.CheckID(ev.Entity, ev.Check), Entity: ev.Entity, Check: ev.Check,
+		State: schema.StateOK, LastChange: e.lastChange, Revision: e.revision,
+		LastEventTime: e.lastEventTime, LastSequence: e.lastSequence,
+		InitialFailureDelay: int64(e.initialDelay), RepeatFailureDelay: int64(e.repeatDelay),
+		HasInitialFailureDelay: true, HasRepeatFailureDelay: true,
+		Summary: c.stored(ev.Summary, e.summary), Details: c.stored(ev.Details, e.details),
+		LastNotificationKind: orderValues[e.lastNotificationKind], NotifiedSeverity: orderValues[e.notifiedSeverity],
+		NoWindows: true,
+	}
+	return true
+}
+
+// stored is what to take as the stored text whose hash is h, for a decision about new text.
+func (c *factsCache) stored(text string, h uint64) string {
+	if c.hash(text) == h {
+		return text
+	}
+	if text == "" {
+		return "\x00"
+	}
+	return ""
+}
+
+// applied takes note of ev's decision d and the status its record was applied with: an
+// applied one's facts are kept when it says what they are, every other outcome forgets the
+// check. cached tells d was taken on cached facts.
+func (c *factsCache) applied(ev *schema.Event, d *decision, st model.Status, cached bool) {
+	if cached {
+		c.uses++
+		if st == model.Conflict {
+			c.conflicts++
+		}
+	}
+	if st == model.Applied && d.verdict == VerdictStale {
+		return // nothing was written: the facts are as they were
+	}
+	key, name := c.keys(ev)
+	if st != model.Applied || !d.hasAfter {
+		c.entries.delete(key)
+		return
+	}
+	a := &d.after
+	kind, okKind := orderIndex(a.lastNotificationKind)
+	severity, okSeverity := orderIndex(a.notifiedSeverity)
+	if !okKind || !okSeverity || a.initialDelay != int64(int32(a.initialDelay)) || a.repeatDelay != int64(int32(a.repeatDelay)) {
+		c.entries.delete(key)
+		return
+	}
+	c.entries.put(cachedFacts{
+		key: key, name: name, revision: a.revision, lastChange: a.lastChange,
+		lastEventTime: a.lastEventTime, lastSequence: a.lastSequence,
+		initialDelay: int32(a.initialDelay), repeatDelay: int32(a.repeatDelay),
+		summary: c.hash(a.summary), details: c.hash(a.details),
+		lastNotificationKind: kind, notifiedSeverity: severity,
+	})
+}
+
+// batchDone ends a batch and returns how many of its decisions were taken on cached facts. The
+// cache steps aside when more than an eighth of them conflicted.
+func (c *factsCache) batchDone() int {
+	uses := c.uses
+	if c.conflicts > 0 && c.conflicts*8 > uses {
+		c.pausedBatches = conflictPause
+		c.entries.clear()
+	}
+	c.uses, c.conflicts = 0, 0
+	return uses
+}
+
+func orderIndex(v string) (uint8, bool) {
+	for i, s := range orderValues {
+		if s == v {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,160 @@
+package executive
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// cacheStep is one step of a timeline run with and without the facts cache: events sent at
+// offset, or an outside tool's write (raw commands on the documented keys, our revision left
+// alone) before them.
+type cacheStep struct {
+	offset  int64
+	outside [][]any
+	events  []string
+}
+
+// TestFactsCacheDecidesAsAReadWould runs one timeline through an executive remembering facts and
+// one reading them for every event, and requires the same notifications after each step and the
+// same database at the end: ok repeats with summaries, details and delays that change or stay,
+// events older than the newest applied, failures and recoveries, an acknowledgement, and windows
+// and check fields written by an outside tool between two ok results.
+func TestFactsCacheDecidesAsAReadWould(t *testing.T) {
+	t.Parallel()
+	web := func(state string, extra ...string) string {
+		return `{"entity":"web-01.example.com","check":"Web","type":"service","state":"` + state + `"` + joinExtra(extra) + `}`
+	}
+	disk := func(state string) string {
+		return `{"entity":"db-01.example.com","check":"Disk","type":"service","state":"` + state + `"}`
+	}
+	keys := schema.NewKeys("")
+	http, webID := schema.CheckID("app-01.example.com", "HTTP"), schema.CheckID("web-01.example.com", "Web")
+	diskID := schema.CheckID("db-01.example.com", "Disk")
+	steps := []cacheStep{
+		{offset: 0, events: []string{event("ok", `"summary":"fine"`), web("ok"), disk("ok")}},
+		{offset: 10, events: []string{event("ok", `"summary":"fine"`), web("ok", `"details":"d1"`), disk("ok")}},
+		{offset: 20, events: []string{event("ok", `"summary":"fine 2"`, `"initial_failure_delay":5`), web("ok", `"details":"d1"`)}},
+		{offset: 30, events: []string{event("ok", `"summary":"fine 2"`, `"initial_failure_delay":5`, `"time":1767607230`), web("ok")}},
+		{offset: 40, events: []string{event("ok", `"summary":"older"`, `"time":1767607200`), web("ok", `"repeat_failure_delay":7`)}},
+		{offset: 50, events: []string{event("ok", `"time":1767607250`), event("ok", `"summary":"same second"`, `"time":1767607250`)}},
+		{offset: 60, events: []string{event("critical", `"summary":"down"`), web("ok", `"summary":""`)}},
+		{offset: 70, events: []string{event("critical", `"summary":"down"`), web("ok")}},
+		{offset: 100, events: []string{event("critical", `"summary":"down"`)}},
+		{offset: 110, events: []string{event("acknowledgement", `"summary":"mine"`, `"duration":60`)}},
+		{offset: 200, events: []string{event("ok", `"summary":"back"`)}},
+		{offset: 210, events: []string{event("ok", `"summary":"back"`)}},
+		// a scheduled window written by an outside tool: the next ok result must see it
+		{offset: 220, outside: [][]any{
+			{"ZADD", keys.Maintenances(schema.Scheduled, http), 600, t0.Unix() + 220},
+			{"ZADD", keys.SortedMaintenanceTimestamps(schema.Scheduled, http), t0.Unix() + 220, t0.Unix() + 220},
+		}, events: []string{event("ok", `"summary":"back"`)}},
+		{offset: 230, events: []string{event("critical", `"summary":"in maintenance"`)}},
+		// an outside tool's acknowledgement window on a check remembered as ok
+		{offset: 240, outside: [][]any{
+			{"ZADD", keys.Maintenances(schema.Unscheduled, webID), 300, t0.Unix() + 240},
+			{"ZADD", keys.SortedMaintenanceTimestamps(schema.Unscheduled, webID), t0.Unix() + 240, t0.Unix() + 240},
+		}, events: []string{web("ok"), web("critical")}},
+		{offset: 300, events: []string{web("critical"), web("ok")}},
+		// the check hash rewritten by an outside tool that moved the revision
+		{offset: 310, outside: [][]any{{"HSET", keys.Check(diskID), "state", "warning", "revision", 1000}},
+			events: []string{disk("ok")}},
+		{offset: 320, events: []string{disk("ok"), web("ok"), disk("warning")}},
+	}
+
+	cached := newHarness(t)
+	reading := newHarness(t, func(c *Config) { c.FactsCacheChecks = 0 })
+	for _, s := range steps {
+		var got [2][]schema.Notification
+		for i, h := range []*harness{cached, reading} {
+			for _, cmd := range s.outside {
+				h.db.Do(t, cmd[0].(string), cmd[1:]...)
+			}
+			for _, ev := range s.events {
+				got[i] = append(got[i], h.at(s.offset).send(ev)...)
+			}
+		}
+		if !reflect.DeepEqual(got[0], got[1]) {
+			t.Fatalf("at +%d s: notifications with the cache %+v, without %+v", s.offset, got[0], got[1])
+		}
+	}
+	if got, want := cached.db.Dump(t), reading.db.Dump(t); !reflect.DeepEqual(got, want) {
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: with the cache %q, without %q", k, got[k], v)
+			}
+		}
+		for k, v := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("%s: only with the cache (%q)", k, v)
+			}
+		}
+	}
+	if n := testutil.ToFloat64(cached.x.metrics.factsCached); n < 10 {
+		t.Errorf("%v events decided on cached facts; the timeline has more than 10 ok repeats", n)
+	}
+	if n := testutil.ToFloat64(reading.x.metrics.factsCached); n != 0 {
+		t.Errorf("%v events decided on cached facts with the cache off", n)
+	}
+}
+
+func joinExtra(extra []string) string {
+	s := ""
+	for _, e := range extra {
+		s += "," + e
+	}
+	return s
+}
+
+// TestFactsCacheStepsAsideForAnotherExecutive: two executives taking turns on the same checks
+// make remembered facts conflict; the cache then stops being used (and counted), and both
+// executives' results stay right.
+func TestFactsCacheStepsAsideForAnotherExecutive(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	keys := schema.NewKeys("")
+	cfg := DefaultConfig()
+	cfg.BatchSize = 20
+	xs := make([]*Executive, 2)
+	for i := range xs {
+		xs[i] = New(Options{Pool: db.Pool, Keys: keys, Config: cfg, Clock: clock.NewFake(t0),
+			Identity: queue.Identity{Host: "turns", PID: 10 + i}, Version: "test"})
+		if _, err := xs[i].Loop(false).Open(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const checks = 20
+	for round := 0; round < 12; round++ {
+		var events []string
+		for c := 0; c < checks; c++ {
+			events = append(events, `{"entity":"host.example.com","check":"c`+string(rune('a'+c))+`","type":"service","state":"ok","summary":"r`+string(rune('a'+round))+`"}`)
+		}
+		pushAll(t, db, keys.Events(), events)
+		x := xs[round%2]
+		n, err := x.ProcessNext(context.Background(), 0)
+		if err != nil || n != checks {
+			t.Fatalf("round %d: %d events, %v", round, n, err)
+		}
+	}
+	for i, x := range xs {
+		if x.cache.pausedBatches == 0 {
+			t.Errorf("executive %d still uses its cache after its entries kept conflicting", i)
+		}
+		if n := testutil.ToFloat64(x.metrics.conflicts); n > 2*checks {
+			t.Errorf("executive %d: %v conflicts; the cache should have stepped aside after the first", i, n)
+		}
+	}
+	for c := 0; c < checks; c++ {
+		id := schema.CheckID("host.example.com", "c"+string(rune('a'+c)))
+		if got := db.Do(t, "HGET", keys.Check(id), "summary"); string(got.([]byte)) != "rl" {
+			t.Errorf("%s: summary %q, want the last round's", id, got)
+		}
+	}
+}
