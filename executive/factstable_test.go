@@ -76,10 +76,10 @@ func TestFactsTableAgreesWithAMap(t *testing.T) {
 
 // TestFactsTableSize: the default cache's table stays within the memory its setting documents.
 func TestFactsTableSize(t *testing.T) {
-	if size := unsafe.Sizeof(cachedFacts{}); size != 72 {
-		t.Errorf("an entry is %d bytes, want 72", size)
+	if size := unsafe.Sizeof(cachedFacts{}); size != 64 {
+		t.Errorf("an entry is %d bytes, want 64", size)
 	}
-	if mib := float64(slotsFor(defaultFactsCacheChecks)) * 72 / (1 << 20); mib > 9.5 {
+	if mib := float64(slotsFor(defaultFactsCacheChecks)) * 64 / (1 << 20); mib > 8 {
 		t.Errorf("the default table takes %.1f MiB", mib)
 	}
 }
