@@ -1,8 +1,10 @@
 package model_test
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
@@ -175,5 +177,37 @@ func TestApplyAbsentGuards(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestApplyReportsRefusedWrites: a write Redis refuses (a key of the wrong type left by another
+// tool) is reported with its record and command, and the record is still finished with its
+// other writes.
+func TestApplyReportsRefusedWrites(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	conn := db.Conn(t)
+	const processing = "executive_processing:host:1"
+	db.Do(t, "RPUSH", processing, "b", "a")
+	db.Do(t, "SADD", "other", "x")
+	records := []model.Record{{Item: "a", Guards: []model.Guard{{Key: "check:a"}}}, {Item: "b", Guards: []model.Guard{{Key: "check:b"}}}}
+	records[0].Ops.HSet("check:a", "revision", 1)
+	records[1].Ops.HSet("check:b", "revision", 1)
+	records[1].Ops.HSet("other", "field", "refused")
+	got, err := model.Apply(conn, model.ApplyTarget{Processing: processing}, records)
+	var refused *model.WriteError
+	if !errors.As(err, &refused) || len(refused.Messages) != 1 || !strings.HasPrefix(refused.Messages[0], "2: HSET other: WRONGTYPE") {
+		t.Fatalf("error %v, want record 2's HSET of other refused", err)
+	}
+	if !reflect.DeepEqual(got, statuses(2, nil, nil)) {
+		t.Errorf("statuses %v, want both applied", got)
+	}
+	if n, _ := redis.Int(conn.Do("LLEN", processing)); n != 0 {
+		t.Errorf("%d items left claimed", n)
+	}
+	for _, key := range []string{"check:a", "check:b"} {
+		if v, _ := redis.String(conn.Do("HGET", key, "revision")); v != "1" {
+			t.Errorf("%s revision %q, want 1", key, v)
+		}
 	}
 }
