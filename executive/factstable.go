@@ -1,6 +1,9 @@
 package executive
 
-import "math/bits"
+import (
+	"math/bits"
+	"runtime"
+)
 
 // factsTable is the facts cache's storage: an open-addressing hash table (linear probing) of
 // fixed-size entries keyed by a non-zero 64-bit hash, in memory outside the Go heap where the
@@ -8,17 +11,26 @@ import "math/bits"
 // which the collector's target (GOGC 400, cmd/flapjack/gc.go) multiplies: 100,000 checks cost
 // the executive 60 MiB more RSS that way, against the table's own 8 MiB here.
 type factsTable struct {
-	slots   []cachedFacts // a power of two long; key 0 marks an empty slot
-	release func()
-	used    int
-	max     int // entries kept at most; inserting beyond evicts
+	slots  []cachedFacts // a power of two long; key 0 marks an empty slot
+	memory *slotRelease  // gives back the slots' memory, when it is outside the heap
+	used   int
+	max    int // entries kept at most; inserting beyond evicts
 }
+
+// slotRelease gives back a table's memory once the table is unreachable (an executive of a
+// replay or a test), as the collector would for heap memory.
+type slotRelease struct{ release func() }
 
 // minTableSlots is the table's first size; it doubles as it fills, up to what max needs.
 const minTableSlots = 1024
 
 func newFactsTable(max int) *factsTable {
-	t := &factsTable{max: max}
+	t := &factsTable{max: max, memory: &slotRelease{}}
+	runtime.AddCleanup(t, func(m *slotRelease) {
+		if m.release != nil {
+			m.release()
+		}
+	}, t.memory)
 	t.resize(minTableSlots)
 	return t
 }
@@ -104,8 +116,8 @@ func (t *factsTable) clear() {
 }
 
 func (t *factsTable) resize(n int) {
-	old, release := t.slots, t.release
-	t.slots, t.release = slotMemory(n)
+	old, release := t.slots, t.memory.release
+	t.slots, t.memory.release = slotMemory(n)
 	t.used = 0
 	for _, e := range old {
 		if e.key != 0 {
