@@ -3,6 +3,8 @@ package executive
 import (
 	"regexp"
 	"testing"
+
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 )
 
 var fingerprint = regexp.MustCompile(`(boot_id|pid_namespace|process_start)=[^,}]*, `)
@@ -65,14 +67,5 @@ func TestTimelineLeavesExactlyTheDocumentedKeys(t *testing.T) {
 	got := h.db.Dump(t)
 	// The process fingerprint differs per machine; package queue pins it.
 	got[h.keys.Instance(Stage, "test:1")] = fingerprint.ReplaceAllString(got[h.keys.Instance(Stage, "test:1")], "")
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s\n got: %s\nwant: %s", k, got[k], v)
-		}
-	}
-	for k, v := range got {
-		if _, ok := want[k]; !ok {
-			t.Errorf("unexpected key %s = %s", k, v)
-		}
-	}
+	testredis.DiffDumps(t, got, want)
 }

@@ -4,10 +4,12 @@
 // pushes a notification to `notifications` when a failure deserves one.
 //
 // Each batch costs three round trips whatever its size: claim (Lua), read every check's facts
-// (Lua), apply every event's writes (Lua). Decisions are pure Go between the read and the apply;
-// the apply is guarded by a per-check revision, so executives sharing one Redis never lose an
-// update, and it removes each event from the processing list in the same atomic step as its
-// writes, so re-processing after a crash never doubles an effect.
+// (Lua), apply every event's writes (Lua); two when every event is an ok result of an ok check
+// whose facts the executive remembers from its previous result (factsCache). Decisions are pure
+// Go between the read and the apply; the apply is guarded by a per-check revision, so
+// executives sharing one Redis never lose an update, and it removes each event from the
+// processing list in the same atomic step as its writes, so re-processing after a crash never
+// doubles an effect.
 package executive
 
 import (

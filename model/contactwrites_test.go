@@ -163,7 +163,7 @@ func runWriteCases(t *testing.T, cases []writeCase) {
 			}
 			dump := db.Dump(t)
 			if tc.unchanged {
-				diffKeys(t, dump, seededDump)
+				testredis.DiffDumps(t, dump, seededDump)
 			}
 			for k, want := range tc.want {
 				if got := dump[k]; got != want {
@@ -174,20 +174,6 @@ func runWriteCases(t *testing.T, cases []writeCase) {
 				t.Error(err)
 			}
 		})
-	}
-}
-
-func diffKeys(t *testing.T, got, want map[string]string) {
-	t.Helper()
-	for k, w := range want {
-		if got[k] != w {
-			t.Errorf("%s:\n got  %q\n want %q", k, got[k], w)
-		}
-	}
-	for k, g := range got {
-		if _, ok := want[k]; !ok {
-			t.Errorf("unexpected key %s = %q", k, g)
-		}
 	}
 }
 
@@ -535,7 +521,7 @@ func TestPutRules(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(res.Problems, want) || res.Writes != 0 {
 		t.Fatalf("PutRules = %+v, %v; want problems %+v", res, err, want)
 	}
-	diffKeys(t, db.Dump(t), seededDump)
+	testredis.DiffDumps(t, db.Dump(t), seededDump)
 	res, err = model.PutRules(ctx, conn, keys, rules, model.ReplaceOptions{Partial: true})
 	if err != nil || !reflect.DeepEqual(res.Refused, []bool{false, true, true, true, true}) {
 		t.Fatalf("partial PutRules = %+v, %v", res, err)
@@ -565,7 +551,7 @@ func TestSeedContact(t *testing.T) {
 		if err != nil || created != wantCreated {
 			t.Fatalf("seed %d: created %v, err %v; want %v", i, created, err, wantCreated)
 		}
-		diffKeys(t, db.Dump(t), want)
+		testredis.DiffDumps(t, db.Dump(t), want)
 		// An operator's edits survive the next start.
 		db.Do(t, "HSET", keys.ContactMedia("operator"), "log", "stderr")
 		want["contact_media:operator"] = "hash{log=stderr}"

@@ -334,6 +334,22 @@ func (d *DB) Dump(t testing.TB) map[string]string {
 	return out
 }
 
+// DiffDumps reports every key whose rendering differs between two Dumps, and the keys only got
+// holds.
+func DiffDumps(t testing.TB, got, want map[string]string) {
+	t.Helper()
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s:\n got  %q\n want %q", k, got[k], w)
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("unexpected key %s = %q", k, g)
+		}
+	}
+}
+
 func (d *DB) render(t testing.TB, c redis.Conn, key string) string {
 	t.Helper()
 	typ, err := redis.String(c.Do("TYPE", key))
