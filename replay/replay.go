@@ -45,7 +45,7 @@ type Options struct {
 	SecondBatches bool
 	// Private says nothing but this run writes to the database (whatif's scratch spaces). Replay
 	// then remembers what it read of the escalation and staleness schedules until it writes
-	// something itself, and stops draining the event queue once every event it published is
+	// something that may change them itself, and stops draining the event queue once every event it published is
 	// finished, instead of asking Redis again each line: the same decisions in fewer round
 	// trips. Off for `flapjack replay`, which may run beside other writers.
 	Private bool
@@ -255,31 +255,50 @@ type runner struct {
 	batch     [][]byte
 	batchAt   int64
 	batchLine int
-	// Private: what was last read of the schedules (valid while nothing was written since)
-	writes        int
+	// Private: what was last read of the schedules, valid while nothing that may change the
+	// schedule was written since: the escalation schedule changes only where the notifier
+	// routes notifications or fires steps, the staleness deadlines only where the executive
+	// applies results that may carry or replace a ttl, or a tick claims them; an admin action
+	// may change either.
 	escalationAt  schedule
 	staleDeadline schedule
 }
 
-// schedule is the next due time of a schedule as read after the runner's writes-th write.
+// schedule is the next due time of a schedule as read after its writes-th write.
 type schedule struct {
 	read   bool
-	writes int
+	writes int // writes that may have changed the schedule so far
+	seen   int // the value of writes when last read
 	at     int64
 	found  bool
 }
 
 // cached reports the remembered reading, if it is still true: the database is private and
-// nothing was written since it was read.
+// nothing that may change the schedule was written since it was read.
 func (r *runner) cached(s schedule) (int64, bool, bool) {
-	if !r.o.Private || !s.read || s.writes != r.writes {
+	if !r.o.Private || !s.read || s.seen != s.writes {
 		return 0, false, false
 	}
 	return s.at, s.found, true
 }
 
 func (r *runner) remember(s *schedule, at int64, found bool) {
-	*s = schedule{read: true, writes: r.writes, at: at, found: found}
+	s.read, s.seen, s.at, s.found = true, s.writes, at, found
+}
+
+// mayArm reports whether applying raws may change the staleness deadlines, as the executive
+// arms one for a result with a ttl (staleness.Policy.Arm): a ttl policy is set, or an event may
+// name a ttl.
+func (r *runner) mayArm(raws [][]byte) bool {
+	if p := r.o.Executive.Staleness; p.Default != 0 || len(p.Rules) > 0 {
+		return true
+	}
+	for _, raw := range raws {
+		if bytes.Contains(raw, []byte(`"ttl"`)) {
+			return true
+		}
+	}
+	return false
 }
 
 // until moves the clock through every staleness deadline and escalation step due before at, in
@@ -319,7 +338,7 @@ func (r *runner) until(ctx context.Context, at int64) error {
 			if now := r.clk.Now().Unix(); stale > now {
 				r.clk.Set(time.Unix(stale, 0))
 			}
-			r.writes++
+			r.staleDeadline.writes++
 			res, err := r.stale.Tick(ctx)
 			if err != nil {
 				return err
@@ -360,7 +379,9 @@ func (r *runner) flush(ctx context.Context) error {
 
 // event carries events through the executive and the notifier completely.
 func (r *runner) event(ctx context.Context, raws ...[]byte) error {
-	r.writes++
+	if r.mayArm(raws) {
+		r.staleDeadline.writes++
+	}
 	if _, err := r.events.PublishRaw(ctx, raws...); err != nil {
 		return err
 	}
@@ -379,7 +400,6 @@ func (r *runner) process(ctx context.Context) error {
 
 // processCounted is process knowing that the queue holds n events (n < 0: unknown).
 func (r *runner) processCounted(ctx context.Context, n int) error {
-	r.writes++
 	notified := 0
 	for finished := 0; n < 0 || finished < n; {
 		res, err := r.x.ProcessNextResult(ctx, 0)
@@ -394,6 +414,9 @@ func (r *runner) processCounted(ctx context.Context, n int) error {
 	}
 	if !r.o.Private {
 		notified = -1
+	}
+	if notified != 0 {
+		r.escalationAt.writes++
 	}
 	// In private mode only this run queues notifications and each drain empties the queue, so
 	// the notifier is asked for exactly those it was given (none: not asked at all).
@@ -460,7 +483,7 @@ func (r *runner) fire(ctx context.Context, at int64) error {
 	if next := time.Unix(at, 0); next.After(r.clk.Now()) {
 		r.clk.Set(next)
 	}
-	r.writes++
+	r.escalationAt.writes++
 	res, err := r.n.Escalate(ctx)
 	if err != nil {
 		return fmt.Errorf("escalation: %w", err)
@@ -509,7 +532,8 @@ func (r *runner) action(ctx context.Context, raw []byte) error {
 		return err
 	}
 	defer conn.Close()
-	r.writes++
+	r.escalationAt.writes++
+	r.staleDeadline.writes++
 	now := r.clk.Now()
 	switch a.Action {
 	case "scheduled_maintenance":

@@ -19,6 +19,7 @@ import (
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/staleness"
 )
 
 // TestSameSecondAcknowledgementsAndWindows: acknowledgements and scheduled windows given twice
@@ -77,7 +78,8 @@ func TestSameSecondAcknowledgementsAndWindows(t *testing.T) {
 // TestSecondBatchesAlertAsOneByOne: with SecondBatches (whatif's mode) the events of a second go
 // through the executive together, and a timeline of many checks alerts exactly as line by line;
 // with Private too (schedules remembered between writes, the queue drained by count) the same,
-// with a check going stale and an escalation ladder to remember.
+// with a check going stale and an escalation ladder to remember; and the same again when the
+// silent check's ttl comes from executive.ttl_by_check instead of its events.
 func TestSecondBatchesAlertAsOneByOne(t *testing.T) {
 	t.Parallel()
 	const t0 = 1767607200
@@ -98,8 +100,8 @@ func TestSecondBatchesAlertAsOneByOne(t *testing.T) {
 			lines = append(lines, fmt.Sprintf(`{"time":%d,"entity":"quiet","check":"PING","type":"service","state":"ok","ttl":300}`, t0+m*60))
 		}
 	}
-	var outs [3]bytes.Buffer
-	for i, mode := range []struct{ batched, private bool }{{false, false}, {true, false}, {true, true}} {
+	var outs [4]bytes.Buffer
+	for i, mode := range []struct{ batched, private, ruled bool }{{false, false, false}, {true, false, false}, {true, true, false}, {true, true, true}} {
 		db := testredis.New(t)
 		keys := schema.NewKeys("")
 		conn := db.Conn(t)
@@ -117,9 +119,17 @@ func TestSecondBatchesAlertAsOneByOne(t *testing.T) {
 		conn.Close()
 		ncfg := notifier.DefaultConfig()
 		ncfg.MediaQueues = map[string]string{"email": "email_notifications"}
-		sum, err := Run(context.Background(), Options{Pool: db.Pool, Keys: keys, Executive: executive.DefaultConfig(),
+		xcfg, timeline := executive.DefaultConfig(), strings.Join(lines, "\n")
+		if mode.ruled {
+			rules, err := staleness.ParseRules([]string{"^quiet:PING$=300"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			xcfg.Staleness.Rules, timeline = rules, strings.ReplaceAll(timeline, `,"ttl":300`, "")
+		}
+		sum, err := Run(context.Background(), Options{Pool: db.Pool, Keys: keys, Executive: xcfg,
 			Notifier: ncfg, Identity: queue.Identity{Host: "replay-test", PID: 1}, SecondBatches: mode.batched, Private: mode.private},
-			strings.NewReader(strings.Join(lines, "\n")), &outs[i])
+			strings.NewReader(timeline), &outs[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,6 +152,9 @@ func TestSecondBatchesAlertAsOneByOne(t *testing.T) {
 	}
 	if outs[1].String() != outs[2].String() {
 		t.Errorf("private alerts differ:\nbatched:\n%s\nbatched private:\n%s", outs[1].String(), outs[2].String())
+	}
+	if outs[2].String() != outs[3].String() {
+		t.Errorf("alerts with the ttl from executive.ttl_by_check differ:\nfrom the events:\n%s\nfrom the setting:\n%s", outs[2].String(), outs[3].String())
 	}
 }
 
