@@ -297,10 +297,7 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 	}
 	p.verdict = "routed"
 	candidates := nt.candidates(p, contacts, entity, now)
-	if err := nt.readSuppression(conn, &n, candidates, now); err != nil {
-		return nil, err
-	}
-	if err := nt.readAlerting(conn, &n, candidates, now); err != nil {
+	if err := nt.readCandidates(conn, &n, candidates, now); err != nil {
 		return nil, err
 	}
 	nt.decide(p, contacts, candidates, now)
@@ -368,67 +365,78 @@ func isRecoveryOrAck(n *schema.Notification) bool {
 	return n.Type == schema.NotificationRecovery || n.Type == schema.NotificationAcknowledgement
 }
 
-// readSuppression finds which candidates an interval suppresses (reference §3.4 step 8). The
-// notifier's own suppressions end at the time kept in contact_alert_state; the documented
-// drop_alerts_for_contact keys count by existence only when set by someone else (manual hooks).
-func (nt *Notifier) readSuppression(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
-	probes := nt.sendSuppression(conn, n, cands, now)
-	if len(probes) == 0 {
-		return nil
-	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read interval keys: %w", err)
-	}
-	return receiveSuppression(conn, probes)
-}
-
-// probe is one EXISTS sent by sendSuppression.
+// probe is one key whose existence suppresses a candidate (or throttles its rollup).
 type probe struct {
 	c      *candidate
 	key    string
 	rollup bool // the rollup throttle, not the interval
 }
 
-// sendSuppression sends readSuppression's reads without flushing, so several notifications'
-// reads share a round trip (the escalation tick).
-func (nt *Notifier) sendSuppression(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) []probe {
-	probes := nt.suppressionProbes(n, cands, now)
-	for _, pr := range probes {
-		conn.Send("EXISTS", pr.key)
-	}
-	return probes
-}
-
-// suppressionProbes settles what contact_alert_state says and lists the keys whose existence
-// decides the rest.
+// suppressionProbes settles what contact_alert_state says of cands and lists the keys whose
+// existence decides the rest.
 func (nt *Notifier) suppressionProbes(n *schema.Notification, cands []*candidate, now time.Time) []probe {
 	var probes []probe
 	for _, c := range cands {
-		cid := c.contact.ID
-		keys := []string{nt.keys.DropAlerts(cid), nt.keys.DropAlerts(cid, c.medium), nt.keys.DropAlerts(cid, c.medium, n.EventID)}
-		field := schema.DropField(c.medium, n.EventID, n.State)
-		if until, ok := c.contact.SuppressedUntil[field]; ok {
-			c.suppressed = until > now.Unix()
-			c.suppressedUntil = until
-		} else {
-			keys = append(keys, nt.keys.DropAlerts(cid, c.medium, n.EventID, n.State))
-		}
-		rollupField := schema.RollupDropField(c.medium)
-		if until, ok := c.contact.SuppressedUntil[rollupField]; ok {
-			c.throttled = until > now.Unix()
-		}
-		for _, k := range keys {
+		suppress, throttle := nt.suppressionKeys(n, c, now)
+		for _, k := range suppress {
 			probes = append(probes, probe{c: c, key: k})
 		}
-		if _, ok := c.contact.SuppressedUntil[rollupField]; !ok {
-			probes = append(probes, probe{c: c, key: nt.keys.DropRollupAlerts(cid, c.medium), rollup: true})
+		for _, k := range throttle {
+			probes = append(probes, probe{c: c, key: k, rollup: true})
 		}
 	}
 	return probes
 }
 
-// receiveSuppression reads the replies of sendSuppression's probes.
-func receiveSuppression(conn redis.Conn, probes []probe) error {
+// suppressionKeys settles what contact_alert_state says of a candidate (reference §3.4 step 8:
+// the notifier's own suppressions end at the time kept there) and returns the keys whose
+// existence suppresses it or throttles its rollup: the documented drop_alerts_for_contact keys
+// count by existence only when set by someone else (manual hooks).
+func (nt *Notifier) suppressionKeys(n *schema.Notification, c *candidate, now time.Time) (suppress, throttle []string) {
+	cid := c.contact.ID
+	suppress = []string{nt.keys.DropAlerts(cid), nt.keys.DropAlerts(cid, c.medium), nt.keys.DropAlerts(cid, c.medium, n.EventID)}
+	field := schema.DropField(c.medium, n.EventID, n.State)
+	if until, ok := c.contact.SuppressedUntil[field]; ok {
+		c.suppressed = until > now.Unix()
+		c.suppressedUntil = until
+	} else {
+		suppress = append(suppress, nt.keys.DropAlerts(cid, c.medium, n.EventID, n.State))
+	}
+	rollupField := schema.RollupDropField(c.medium)
+	if until, ok := c.contact.SuppressedUntil[rollupField]; ok {
+		c.throttled = until > now.Unix()
+	} else {
+		throttle = []string{nt.keys.DropRollupAlerts(cid, c.medium)}
+	}
+	return suppress, throttle
+}
+
+// readCandidates finds which candidates an interval suppresses or a rollup throttles, and reads
+// the alerting sets this notification changes of those contact_alert_state does not suppress,
+// in one round trip; then what cleaning those sets needs (cleanAlerting). A set is read even
+// when a drop_alerts_for_contact key turns out to suppress its candidate, and then dropped:
+// only manual hooks set those keys, so that is rare, and waiting for them would cost every
+// notification a round trip.
+func (nt *Notifier) readCandidates(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
+	probes := nt.suppressionProbes(n, cands, now)
+	var tracked []*candidate
+	for _, c := range cands {
+		if !c.suppressed && nt.tracks(n, c) {
+			tracked = append(tracked, c)
+		}
+	}
+	if len(probes) == 0 && len(tracked) == 0 {
+		return nil
+	}
+	for _, pr := range probes {
+		conn.Send("EXISTS", pr.key)
+	}
+	for _, c := range tracked {
+		conn.Send("ZRANGE", nt.keys.AlertingChecks(c.contact.ID, c.medium), 0, -1)
+	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("read interval keys and alerting sets: %w", err)
+	}
 	for _, pr := range probes {
 		exists, err := redis.Bool(conn.Receive())
 		if err != nil {
@@ -438,7 +446,22 @@ func receiveSuppression(conn redis.Conn, probes []probe) error {
 			pr.found()
 		}
 	}
-	return nil
+	kept := tracked[:0]
+	for _, c := range tracked {
+		members, err := redis.Strings(conn.Receive())
+		if err != nil {
+			return fmt.Errorf("read alerting checks of %s: %w", c.contact.ID, err)
+		}
+		if c.suppressed {
+			continue
+		}
+		c.alerting = &alertingState{members: members}
+		if rolls(c) {
+			c.alerting.threshold = c.contact.RollupThresholds[c.medium]
+		}
+		kept = append(kept, c)
+	}
+	return nt.cleanAlerting(conn, n, kept, now)
 }
 
 // found marks the candidate of a probe whose key exists.

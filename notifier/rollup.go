@@ -1,7 +1,6 @@
 package notifier
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -32,37 +31,25 @@ func rollsOn(c *model.Contact, medium string) bool {
 	return medium != "pagerduty" && c.RollupThresholds[medium] > 0
 }
 
-// readAlerting reads the alerting sets that this notification changes and the facts needed to
-// clean them (reference §3.6 step 2): every member's state and maintenance, whether it is
-// enabled, and whether the contact still cares about it. Those are the sets of media with a
-// rollup threshold, and, for a problem, of media without: a set is cleaned whenever it can grow,
-// so it holds only checks that still alert (recoveries and acknowledgements of media without
-// rollup are taken out by decide, without reads).
-func (nt *Notifier) readAlerting(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
-	var tracked []*candidate
-	for _, c := range cands {
-		if !c.suppressed && (rolls(c) || (addsToAlerting(n) && !nt.cfg.RollupSetsOnly)) {
-			tracked = append(tracked, c)
-			conn.Send("ZRANGE", nt.keys.AlertingChecks(c.contact.ID, c.medium), 0, -1)
-		}
-	}
+// tracks reports whether this notification changes the candidate's alerting set, which must
+// then be read and cleaned (reference §3.6 step 2): the sets of media with a rollup threshold,
+// and, for a problem, of media without: a set is cleaned whenever it can grow, so it holds only
+// checks that still alert (recoveries and acknowledgements of media without rollup are taken out
+// by decide, without reads). Scratch replays keep only the sets rollup needs.
+func (nt *Notifier) tracks(n *schema.Notification, c *candidate) bool {
+	return rolls(c) || (addsToAlerting(n) && !nt.cfg.RollupSetsOnly)
+}
+
+// cleanAlerting reads the facts needed to clean the tracked candidates' alerting sets, read
+// already: every member's state and maintenance, whether it is enabled, and whether the contact
+// still cares about it.
+func (nt *Notifier) cleanAlerting(conn redis.Conn, n *schema.Notification, tracked []*candidate, now time.Time) error {
 	if len(tracked) == 0 {
 		return nil
 	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read alerting checks: %w", err)
-	}
 	distinct := map[string]bool{}
 	for _, c := range tracked {
-		members, err := redis.Strings(conn.Receive())
-		if err != nil {
-			return fmt.Errorf("read alerting checks of %s: %w", c.contact.ID, err)
-		}
-		c.alerting = &alertingState{members: members}
-		if rolls(c) {
-			c.alerting.threshold = c.contact.RollupThresholds[c.medium]
-		}
-		for _, m := range members {
+		for _, m := range c.alerting.members {
 			distinct[m] = true
 		}
 	}
