@@ -109,7 +109,8 @@ type Options struct {
 	Beat           time.Duration
 }
 
-// Executive processes events.
+// Executive processes events, one batch at a time (its facts cache and buffers are not shared
+// between goroutines).
 type Executive struct {
 	pool     *redis.Pool
 	keys     schema.Keys
@@ -122,6 +123,7 @@ type Executive struct {
 	registry *queue.Registry
 	target   model.ApplyTarget
 	cache    *factsCache // nil when off
+	factsBuf []model.CheckFacts
 }
 
 // New builds an executive; it touches Redis only when run.
@@ -411,7 +413,7 @@ func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pe
 		facts, err = model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
 		return facts, make([]bool, len(current)), err
 	}
-	facts = make([]model.CheckFacts, len(current))
+	facts = x.factsBuffer(len(current))
 	cached = make([]bool, len(current))
 	reqs := make([]model.FactsRequest, 0, len(current))
 	var missed []int
@@ -435,6 +437,18 @@ func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pe
 		facts[i] = read[j]
 	}
 	return facts, cached, nil
+}
+
+// factsBuffer returns room for n checks' facts, zeroed, reusing the previous batch's: an
+// Executive processes one batch at a time, and a batch is done with its facts once applied (a
+// batch's facts are a few hundred bytes per event, the largest allocation left).
+func (x *Executive) factsBuffer(n int) []model.CheckFacts {
+	if cap(x.factsBuf) < n {
+		x.factsBuf = make([]model.CheckFacts, n)
+	}
+	buf := x.factsBuf[:n]
+	clear(buf)
+	return buf
 }
 
 func factsRequest(ev *schema.Event) model.FactsRequest {
