@@ -315,6 +315,18 @@ func scrapeHistogram(addr, name string) (histogram, error) {
 	return h, sc.Err()
 }
 
+// since is h without what earlier, a scrape of the same histogram, had counted.
+func (h histogram) since(earlier histogram) histogram {
+	if len(earlier.counts) != len(h.counts) {
+		return h
+	}
+	out := histogram{bounds: h.bounds, counts: make([]float64, len(h.counts))}
+	for i := range h.counts {
+		out.counts[i] = h.counts[i] - earlier.counts[i]
+	}
+	return out
+}
+
 // quantile interpolates linearly inside the bucket holding the q-quantile (as Prometheus's
 // histogram_quantile does); the result is in milliseconds.
 func (h histogram) quantile(q float64) float64 {
