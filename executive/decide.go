@@ -54,6 +54,7 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 	out := decision{record: model.Record{Item: raw, Guards: []model.Guard{{Key: d.keys.Check(f.ID), Revision: f.Revision}}}}
 	ops := &out.record.Ops
 	w := model.NewCheckWriter(d.keys, ev.Entity, ev.Check, ops)
+	var written model.Update // the fields a service event writes in the check hash
 
 	if f.State == "" && f.EntityID == "" {
 		w.CreateEntity(schema.NewEntityID(ev.Entity))
@@ -97,14 +98,8 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 			}
 			skipFilters = ev.IsOK()
 		}
-		u := d.recordService(ev, f, view, w, now, seq)
+		written = d.recordService(ev, f, view, w, now, seq)
 		d.cfg.Staleness.Arm(ops, d.keys, ev, now)
-		if ev.IsOK() && !ev.Stale && f.State == schema.StateOK && f.NoWindows {
-			out.after = okAfter{revision: f.Revision + 1, lastChange: f.LastChange, lastEventTime: u.EventTime,
-				lastSequence: u.Sequence, initialDelay: u.InitialFailureDelay, repeatDelay: u.RepeatFailureDelay,
-				summary: u.Summary, details: u.Details, lastNotificationKind: f.LastNotificationKind,
-				notifiedSeverity: f.NotifiedSeverity}
-		}
 	default:
 		out.record.Counter = "action"
 		w.Action(now, ev.State)
@@ -147,8 +142,12 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 	// them would cost every event a write and push the decisions worth reading off the list.
 	if !(ev.IsOK() && view.previousState == schema.StateOK && out.filter == "ok") {
 		d.explain(ev, f.ID, &out, now)
-	} else {
-		out.hasAfter = out.after.revision > 0
+	} else if !ev.Stale && f.NoWindows {
+		out.after, out.hasAfter = okAfter{revision: f.Revision + 1, lastChange: f.LastChange,
+			lastEventTime: written.EventTime, lastSequence: written.Sequence,
+			initialDelay: written.InitialFailureDelay, repeatDelay: written.RepeatFailureDelay,
+			summary: written.Summary, details: written.Details,
+			lastNotificationKind: f.LastNotificationKind, notifiedSeverity: f.NotifiedSeverity}, true
 	}
 	return out
 }

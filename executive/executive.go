@@ -405,21 +405,13 @@ func (x *Executive) archiveRecord(items []string, now time.Time) model.Record {
 // it holds (cached[i]), read from Redis for the rest, in one round trip (none when all were
 // cached).
 func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pendingEvent, now time.Time, useCache bool) (facts []model.CheckFacts, cached []bool, err error) {
-	if !useCache {
-		reqs := make([]model.FactsRequest, len(current))
-		for i := range current {
-			reqs[i] = factsRequest(&current[i].event)
-		}
-		facts, err = model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
-		return facts, make([]bool, len(current)), err
-	}
 	facts = x.factsBuffer(len(current))
 	cached = make([]bool, len(current))
 	reqs := make([]model.FactsRequest, 0, len(current))
-	var missed []int
+	missed := make([]int, 0, len(current))
 	for i := range current {
 		ev := &current[i].event
-		if ev.IsOK() && x.cache.lookup(ev, &facts[i]) {
+		if useCache && ev.IsOK() && x.cache.lookup(ev, &facts[i]) {
 			cached[i] = true
 			continue
 		}
@@ -432,6 +424,9 @@ func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pe
 	read, err := model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(read) == len(current) {
+		return read, cached, nil // nothing came from the cache
 	}
 	for j, i := range missed {
 		facts[i] = read[j]

@@ -70,18 +70,19 @@ func newFactsCache(max int) *factsCache {
 	return &factsCache{entries: newFactsTable(max), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 }
 
+// keys hashes ev's check name with each seed: the table key, and the second hash telling apart
+// checks whose keys collide.
 func (c *factsCache) keys(ev *schema.Event) (key uint64, name uint16) {
+	var sums [2]uint64
 	var h maphash.Hash
-	h.SetSeed(c.seeds[0])
-	h.WriteString(ev.Entity)
-	h.WriteByte(0)
-	h.WriteString(ev.Check)
-	key = h.Sum64()
-	h.SetSeed(c.seeds[1])
-	h.WriteString(ev.Entity)
-	h.WriteByte(0)
-	h.WriteString(ev.Check)
-	return tableKey(key), uint16(h.Sum64())
+	for i, seed := range c.seeds {
+		h.SetSeed(seed)
+		h.WriteString(ev.Entity)
+		h.WriteByte(0)
+		h.WriteString(ev.Check)
+		sums[i] = h.Sum64()
+	}
+	return tableKey(sums[0]), uint16(sums[1])
 }
 
 func (c *factsCache) hash(s string) uint64 { return maphash.String(c.seeds[0], s) }

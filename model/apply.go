@@ -262,9 +262,9 @@ func (o *Ops) bumpsRevision(key string) bool {
 
 // Apply writes records in one atomic script and returns each one's status. Every guard's
 // revision moves on with an applied record: callers fold the new value into an HSET of theirs,
-// and Apply adds one where they did not. A record whose Absent guard's key exists is a conflict. Writes Redis refused (wrong key types) are returned as a
-// *WriteError together with the statuses: those records are finished anyway, so callers log the
-// error and carry on.
+// and Apply adds one where they did not. A record whose Absent guard's key exists is a
+// conflict. Writes Redis refused (wrong key types) are returned as a *WriteError together with
+// the statuses: those records are finished anyway, so callers log the error and carry on.
 func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 	if len(records) == 0 {
 		return nil, nil

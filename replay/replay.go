@@ -45,9 +45,10 @@ type Options struct {
 	SecondBatches bool
 	// Private says nothing but this run writes to the database (whatif's scratch spaces). Replay
 	// then remembers what it read of the escalation and staleness schedules until it writes
-	// something that may change them itself, and stops draining the event queue once every event it published is
-	// finished, instead of asking Redis again each line: the same decisions in fewer round
-	// trips. Off for `flapjack replay`, which may run beside other writers.
+	// something that may change them itself, and stops draining the event queue once every
+	// event it published is finished, instead of asking Redis again each line: the same
+	// decisions in fewer round trips. Off for `flapjack replay`, which may run beside other
+	// writers.
 	Private bool
 }
 
@@ -258,7 +259,7 @@ type runner struct {
 	// Private: what was last read of the schedules, valid while nothing that may change the
 	// schedule was written since: the escalation schedule changes only where the notifier
 	// routes notifications or fires steps, the staleness deadlines only where the executive
-	// applies results that may carry or replace a ttl, or a tick claims them; an admin action
+	// applies results that may carry a ttl, or a tick claims them; an admin action
 	// may change either.
 	escalationAt  schedule
 	staleDeadline schedule
