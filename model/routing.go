@@ -3,6 +3,7 @@ package model
 import (
 	_ "embed"
 	"fmt"
+	"strings"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -22,15 +23,87 @@ var (
 // the policies of the check's ladders (check_escalations), which routing a problem, recovery or
 // acknowledgement needs as well.
 func LoadRouting(conn redis.Conn, keys schema.Keys, entity, check string, escalations bool) (Routing, error) {
-	policies, ladders := "", ""
-	if escalations {
-		policies, ladders = keys.EscalationPolicies(), keys.CheckEscalations(schema.CheckID(entity, check))
+	rs, err := LoadRoutings(conn, keys, []RoutingRequest{{Entity: entity, Check: check, Escalations: escalations}})
+	if err != nil {
+		return Routing{}, err
 	}
-	reply, err := redis.Values(routingScript.Do(conn, entity, check,
-		keys.EntityIDsByName(), keys.EntityID(""), keys.ContactsFor(""), schema.AllContactsID,
-		keys.Contact(""), keys.ContactMedia(""), keys.ContactTimezone(""), keys.ContactMediaIntervals(""),
-		keys.ContactRollupThresholds(""), keys.ContactPagerduty(""), keys.ContactRules(""),
-		keys.ContactAlertState(""), keys.Rule(""), policies, ladders))
+	return rs[0], nil
+}
+
+// RoutingRequest names a check whose routing LoadRoutings reads.
+type RoutingRequest struct {
+	Entity, Check string
+	Escalations   bool // read the escalation policies and the check's ladders too
+}
+
+// LoadRoutings is LoadRouting for several checks in one round trip (the notifier routing a
+// batch of notifications), each read as LoadRouting reads it. The reads are pipelined, not
+// atomic together: another client's writes may fall between two of them.
+func LoadRoutings(conn redis.Conn, keys schema.Keys, reqs []RoutingRequest) ([]Routing, error) {
+	replies, noScript, err := runRoutings(conn, keys, reqs)
+	if err == nil && noScript {
+		// a restarted or flushed Redis: load the script once and read again
+		if err = routingScript.Load(conn); err == nil {
+			replies, _, err = runRoutings(conn, keys, reqs)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load contacts: %w", err)
+	}
+	out := make([]Routing, len(reqs))
+	for i, req := range reqs {
+		if out[i], err = decodeRouting(replies[i], req.Entity, req.Check, req.Escalations); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// runRoutings sends the routing script for every request and returns the replies, an error
+// reply in place of a reply (decodeRouting reports it), and whether Redis had not loaded the
+// script.
+func runRoutings(conn redis.Conn, keys schema.Keys, reqs []RoutingRequest) ([]any, bool, error) {
+	for _, req := range reqs {
+		policies, ladders := "", ""
+		if req.Escalations {
+			policies, ladders = keys.EscalationPolicies(), keys.CheckEscalations(schema.CheckID(req.Entity, req.Check))
+		}
+		if err := routingScript.SendHash(conn, req.Entity, req.Check,
+			keys.EntityIDsByName(), keys.EntityID(""), keys.ContactsFor(""), schema.AllContactsID,
+			keys.Contact(""), keys.ContactMedia(""), keys.ContactTimezone(""), keys.ContactMediaIntervals(""),
+			keys.ContactRollupThresholds(""), keys.ContactPagerduty(""), keys.ContactRules(""),
+			keys.ContactAlertState(""), keys.Rule(""), policies, ladders); err != nil {
+			return nil, false, err
+		}
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, false, err
+	}
+	replies := make([]any, len(reqs))
+	noScript := false
+	for i := range reqs {
+		reply, err := conn.Receive()
+		if replyErr, ok := err.(redis.Error); ok {
+			noScript = noScript || isNoScript(replyErr)
+			reply, err = replyErr, nil
+		}
+		if err != nil {
+			return nil, false, err // the connection broke: the other replies will not come
+		}
+		replies[i] = reply
+	}
+	return replies, noScript, nil
+}
+
+// isNoScript reports whether err is Redis's answer to EVALSHA of a script it has not loaded.
+func isNoScript(err error) bool {
+	e, ok := err.(redis.Error)
+	return ok && strings.HasPrefix(string(e), "NOSCRIPT ")
+}
+
+// decodeRouting reads one routing script reply.
+func decodeRouting(raw any, entity, check string, escalations bool) (Routing, error) {
+	reply, err := redis.Values(raw, nil)
 	if err == nil && len(reply) < 3 {
 		err = fmt.Errorf("%d values, want at least 3", len(reply))
 	}

@@ -3,6 +3,7 @@ package model
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
@@ -75,5 +76,45 @@ func TestLoadRoutingMatchesTheStepByStepReads(t *testing.T) {
 		!reflect.DeepEqual(with.EscalationPolicies, map[string]string{"p1": `{"id":"p1"}`, "p2": `{"id":"p2"}`}) ||
 		!reflect.DeepEqual(with.CheckEscalations, []string{"old", "p2"}) {
 		t.Fatalf("with escalations: %+v", with)
+	}
+}
+
+// TestLoadRoutingsReadsSeveralAsLoadRoutingDoes: several checks' routing in one round trip equals
+// each read alone, after Redis forgot its scripts as well (the script is loaded again), and a
+// key of the wrong type is an error naming the check.
+func TestLoadRoutingsReadsSeveralAsLoadRoutingDoes(t *testing.T) {
+	t.Parallel()
+	db := testredis.StartServer(t).NewDB(t) // a server of its own: SCRIPT FLUSH is server-wide
+	k := schema.NewKeys("")
+	db.Do(t, "HSET", k.EntityIDsByName(), "web-01", "E1", "db-01", "E2")
+	db.Do(t, "SADD", k.ContactsFor("E1"), "ada")
+	db.Do(t, "SADD", k.ContactsFor("E2"), "bob", "ada")
+	for _, c := range []string{"ada", "bob"} {
+		db.Do(t, "HSET", k.Contact(c), "first_name", c)
+		db.Do(t, "HSET", k.ContactMedia(c), "email", c+"@example.com")
+	}
+	db.Do(t, "HSET", k.ContactAlertState("bob"), "revision", 3)
+	db.Do(t, "HSET", k.EscalationPolicies(), "p1", `{"id":"p1"}`)
+	reqs := []RoutingRequest{{Entity: "web-01", Check: "HTTP"}, {Entity: "db-01", Check: "MySQL", Escalations: true},
+		{Entity: "unknown", Check: "x"}}
+	conn := db.Conn(t)
+	defer conn.Close()
+	db.Do(t, "SCRIPT", "FLUSH")
+	got, err := LoadRoutings(conn, k, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, req := range reqs {
+		alone, err := LoadRouting(conn, k, req.Entity, req.Check, req.Escalations)
+		if err != nil || !reflect.DeepEqual(got[i], alone) {
+			t.Fatalf("%s:%s: together %+v, alone %+v (%v)", req.Entity, req.Check, got[i], alone, err)
+		}
+	}
+	if len(got[1].Contacts) != 2 || got[1].Contacts[1].Revision != 3 || got[1].EscalationPolicies["p1"] == "" {
+		t.Fatalf("db-01:MySQL %+v", got[1])
+	}
+	db.Do(t, "SET", k.ContactsFor("E2"), "not a set")
+	if _, err := LoadRoutings(conn, k, reqs); err == nil || !strings.Contains(err.Error(), "db-01:MySQL") {
+		t.Fatalf("a contacts_for key of the wrong type: %v", err)
 	}
 }
