@@ -14,7 +14,10 @@ import (
 )
 
 // decide turns the candidates into alerts and the writes that go with them (reference §3.6,
-// §3.7): rollup state, interval suppressions, and the alert on each medium's queue.
+// §3.7): rollup state, interval suppressions, and the alert on each medium's queue. What it
+// writes into contact_alert_state it also makes of each contact's SuppressedUntil, so the next
+// notification of a batch sharing the contact's read sees it as a read after this one's writes
+// would (routeBatch).
 func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate, now time.Time) {
 	n := p.notification
 	ops := &p.record.Ops
@@ -92,6 +95,7 @@ func (nt *Notifier) resetIntervals(ops *model.Ops, c *model.Contact, n *schema.N
 			}
 			ops.Del(nt.keys.DropAlerts(c.ID, m, n.EventID, s))
 			ops.HDel(state, field)
+			delete(c.SuppressedUntil, field)
 			touched[field] = true
 		}
 	}
@@ -103,7 +107,16 @@ func (nt *Notifier) writeInterval(ops *model.Ops, c *candidate, n *schema.Notifi
 	field := schema.DropField(c.medium, n.EventID, n.State)
 	ops.SetEx(nt.keys.DropAlerts(cid, c.medium, n.EventID, n.State), c.interval, c.interval)
 	ops.HSet(state, field, now.Unix()+c.interval)
+	suppressUntil(c.contact, field, now.Unix()+c.interval)
 	touched[field] = true
+}
+
+// suppressUntil notes in the contact's view a suppression this plan writes.
+func suppressUntil(c *model.Contact, field string, until int64) {
+	if c.SuppressedUntil == nil {
+		c.SuppressedUntil = map[string]int64{}
+	}
+	c.SuppressedUntil[field] = until
 }
 
 // writeRollup records the alerting set and throttle changes of a rolled-up medium.
@@ -125,10 +138,12 @@ func (nt *Notifier) writeRollup(ops *model.Ops, c *candidate, n *schema.Notifica
 	case d.setThrottle:
 		ops.SetEx(nt.keys.DropRollupAlerts(c.contact.ID, c.medium), c.interval, c.interval)
 		ops.HSet(state, field, now.Unix()+c.interval)
+		suppressUntil(c.contact, field, now.Unix()+c.interval)
 		touched[field] = true
 	case d.clearThrottle:
 		ops.Del(nt.keys.DropRollupAlerts(c.contact.ID, c.medium))
 		ops.HDel(state, field)
+		delete(c.contact.SuppressedUntil, field)
 		touched[field] = true
 	}
 }
@@ -178,6 +193,9 @@ func (nt *Notifier) forgetExpired(ops *model.Ops, contacts []model.Contact, now 
 			if key := nt.suppressionKey(c.ID, field); key != "" {
 				ops.Del(key)
 			}
+		}
+		for _, field := range expired {
+			delete(c.SuppressedUntil, field.(string))
 		}
 		if len(expired) > 0 {
 			ops.HDel(nt.keys.ContactAlertState(c.ID), expired...)

@@ -175,23 +175,14 @@ type Result struct {
 // maxConflicts bounds re-decisions when other notifiers keep changing the same contacts.
 const maxConflicts = 50
 
-// ProcessBatch routes claimed notifications in order.
+// ProcessBatch routes claimed notifications in order (in segments: see routeBatch).
 func (nt *Notifier) ProcessBatch(ctx context.Context, batch queue.Batch) (Result, error) {
-	var res Result
 	conn, err := nt.pool.GetContext(ctx)
 	if err != nil {
-		return res, fmt.Errorf("route notifications: %w", err)
+		return Result{}, fmt.Errorf("route notifications: %w", err)
 	}
 	defer conn.Close()
-	for _, raw := range batch.Items {
-		alerts, err := nt.routeOne(conn, raw)
-		if err != nil {
-			return res, err
-		}
-		res.Finished++
-		res.Alerts = append(res.Alerts, alerts...)
-	}
-	return res, nil
+	return nt.routeBatch(conn, batch.Items)
 }
 
 func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, error) {
@@ -244,6 +235,8 @@ type plan struct {
 	escStopped      []string        // reasons
 	escFired        int             // step number
 	rulesContacts   []model.Contact // an escalation step's contacts
+
+	contacts []model.Contact // whom routing found
 }
 
 // idSource is what alert ids derive from: the notification claimed, or the step fired.
@@ -260,10 +253,33 @@ type skip struct {
 }
 
 func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, error) {
+	p := nt.parse(raw, now)
+	if p.notification == nil {
+		return p, nil
+	}
+	entity, check := p.notification.EntityCheck()
+	routing, err := model.LoadRouting(conn, nt.keys, entity, check, needsEscalations(p.notification))
+	if err != nil {
+		return nil, err
+	}
+	cands, routed, err := nt.route(conn, p, routing, now)
+	if err != nil || !routed {
+		return p, err
+	}
+	if err := nt.readCandidates(conn, p.notification, cands, now); err != nil {
+		return nil, err
+	}
+	nt.settle(p, cands, now)
+	return p, nil
+}
+
+// parse starts the plan of a claimed item: a shutdown marker or a notification that cannot be
+// parsed is planned completely (no notification), a parsed one is left to routing.
+func (nt *Notifier) parse(raw string, now time.Time) *plan {
 	p := &plan{record: model.Record{Item: raw}}
 	if isShutdownMarker(raw) {
 		p.verdict = "marker"
-		return p, nil
+		return p
 	}
 	n, err := schema.ParseNotification([]byte(raw))
 	if err != nil {
@@ -271,38 +287,43 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 		rec, _ := json.Marshal(map[string]any{"error": err.Error(), "notification": raw, "failed_at": now.Unix()})
 		p.record.Ops.RPush(nt.keys.FailedQueue(nt.cfg.Queue), rec)
 		p.verdict = "invalid"
-		return p, nil
+		return p
 	}
 	p.notification = &n
+	return p
+}
+
+// route applies what routing read: the escalation ladders (read here when there are any) and
+// every contact's rules. It returns the candidates to read the suppressions of, and whether the
+// plan is still to be settled (false: nobody to tell, the plan is complete).
+func (nt *Notifier) route(conn redis.Conn, p *plan, routing model.Routing, now time.Time) ([]*candidate, bool, error) {
+	n := p.notification
 	entity, check := n.EntityCheck()
-	routing, err := model.LoadRouting(conn, nt.keys, entity, check, needsEscalations(&n))
-	if err != nil {
-		return nil, err
-	}
 	contacts := routing.Contacts
-	esc, err := nt.readEscalations(conn, &n, entity, check, routing)
+	esc, err := nt.readEscalations(conn, n, entity, check, routing)
 	if err != nil {
-		return nil, fmt.Errorf("read escalations: %w", err)
+		return nil, false, fmt.Errorf("read escalations: %w", err)
 	}
-	if esc != nil && isRecoveryOrAck(&n) {
+	if esc != nil && isRecoveryOrAck(n) {
 		if contacts, err = nt.withAlerted(conn, contacts, esc); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	nt.planEscalations(p, esc, now)
+	p.contacts = contacts
 	if len(contacts) == 0 {
 		p.verdict = "no_contacts"
 		nt.recordExplain(p, nil, now)
-		return p, nil
+		return nil, false, nil
 	}
 	p.verdict = "routed"
-	candidates := nt.candidates(p, contacts, entity, now)
-	if err := nt.readCandidates(conn, &n, candidates, now); err != nil {
-		return nil, err
-	}
-	nt.decide(p, contacts, candidates, now)
-	nt.recordExplain(p, contacts, now)
-	return p, nil
+	return nt.candidates(p, contacts, entity, now), true, nil
+}
+
+// settle decides on the read candidates: the alerts, the writes and the explain record.
+func (nt *Notifier) settle(p *plan, cands []*candidate, now time.Time) {
+	nt.decide(p, p.contacts, cands, now)
+	nt.recordExplain(p, p.contacts, now)
 }
 
 // candidate is one contact's medium that the rules chose and the contact has an address for.
@@ -418,26 +439,51 @@ func (nt *Notifier) suppressionKeys(n *schema.Notification, c *candidate, now ti
 // only manual hooks set those keys, so that is rare, and waiting for them would cost every
 // notification a round trip.
 func (nt *Notifier) readCandidates(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
-	probes := nt.suppressionProbes(n, cands, now)
-	var tracked []*candidate
-	for _, c := range cands {
-		if !c.suppressed && nt.tracks(n, c) {
-			tracked = append(tracked, c)
-		}
-	}
-	if len(probes) == 0 && len(tracked) == 0 {
+	r := nt.sendCandidateReads(conn, n, cands, now)
+	if r.empty() {
 		return nil
-	}
-	for _, pr := range probes {
-		conn.Send("EXISTS", pr.key)
-	}
-	for _, c := range tracked {
-		conn.Send("ZRANGE", nt.keys.AlertingChecks(c.contact.ID, c.medium), 0, -1)
 	}
 	if err := conn.Flush(); err != nil {
 		return fmt.Errorf("read interval keys and alerting sets: %w", err)
 	}
-	for _, pr := range probes {
+	if err := r.receive(conn); err != nil {
+		return err
+	}
+	return nt.cleanAlerting(conn, []cleaning{{n: n, tracked: r.kept}}, now)
+}
+
+// candidateReads are one notification's reads of readCandidates, sent and not yet received, so
+// the reads of several notifications can share a round trip.
+type candidateReads struct {
+	probes  []probe
+	tracked []*candidate
+	kept    []*candidate // after receive: the tracked candidates not suppressed, their sets read
+}
+
+// sendCandidateReads settles what contact_alert_state says and sends the rest of the reads
+// (EXISTS of each probe, ZRANGE of each alerting set the notification changes).
+func (nt *Notifier) sendCandidateReads(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) *candidateReads {
+	r := &candidateReads{probes: nt.suppressionProbes(n, cands, now)}
+	for _, c := range cands {
+		if !c.suppressed && nt.tracks(n, c) {
+			r.tracked = append(r.tracked, c)
+		}
+	}
+	for _, pr := range r.probes {
+		conn.Send("EXISTS", pr.key)
+	}
+	for _, c := range r.tracked {
+		conn.Send("ZRANGE", nt.keys.AlertingChecks(c.contact.ID, c.medium), 0, -1)
+	}
+	return r
+}
+
+// empty reports whether nothing was sent.
+func (r *candidateReads) empty() bool { return len(r.probes) == 0 && len(r.tracked) == 0 }
+
+// receive reads the replies of what sendCandidateReads sent.
+func (r *candidateReads) receive(conn redis.Conn) error {
+	for _, pr := range r.probes {
 		exists, err := redis.Bool(conn.Receive())
 		if err != nil {
 			return fmt.Errorf("read interval key: %w", err)
@@ -446,8 +492,7 @@ func (nt *Notifier) readCandidates(conn redis.Conn, n *schema.Notification, cand
 			pr.found()
 		}
 	}
-	kept := tracked[:0]
-	for _, c := range tracked {
+	for _, c := range r.tracked {
 		members, err := redis.Strings(conn.Receive())
 		if err != nil {
 			return fmt.Errorf("read alerting checks of %s: %w", c.contact.ID, err)
@@ -459,9 +504,9 @@ func (nt *Notifier) readCandidates(conn redis.Conn, n *schema.Notification, cand
 		if rolls(c) {
 			c.alerting.threshold = c.contact.RollupThresholds[c.medium]
 		}
-		kept = append(kept, c)
+		r.kept = append(r.kept, c)
 	}
-	return nt.cleanAlerting(conn, n, kept, now)
+	return nil
 }
 
 // found marks the candidate of a probe whose key exists.

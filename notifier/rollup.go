@@ -40,20 +40,31 @@ func (nt *Notifier) tracks(n *schema.Notification, c *candidate) bool {
 	return rolls(c) || (addsToAlerting(n) && !nt.cfg.RollupSetsOnly)
 }
 
-// cleanAlerting reads the facts needed to clean the tracked candidates' alerting sets, read
-// already: every member's state and maintenance, whether it is enabled, and whether the contact
-// still cares about it.
-func (nt *Notifier) cleanAlerting(conn redis.Conn, n *schema.Notification, tracked []*candidate, now time.Time) error {
-	if len(tracked) == 0 {
+// cleaning is one notification's candidates whose alerting sets it changes, read already.
+type cleaning struct {
+	n       *schema.Notification
+	tracked []*candidate
+}
+
+// cleanAlerting reads the facts needed to clean the tracked candidates' alerting sets of one or
+// more notifications (a batch's, in one read): every member's state and maintenance, whether it
+// is enabled, and whether the contact still cares about it.
+func (nt *Notifier) cleanAlerting(conn redis.Conn, cleanings []cleaning, now time.Time) error {
+	distinct := map[string]bool{}
+	for _, cl := range cleanings {
+		if len(cl.tracked) == 0 {
+			continue
+		}
+		for _, c := range cl.tracked {
+			for _, m := range c.alerting.members {
+				distinct[m] = true
+			}
+		}
+		distinct[cl.n.EventID] = true
+	}
+	if len(distinct) == 0 {
 		return nil
 	}
-	distinct := map[string]bool{}
-	for _, c := range tracked {
-		for _, m := range c.alerting.members {
-			distinct[m] = true
-		}
-	}
-	distinct[n.EventID] = true
 	ids := slices.Sorted(maps.Keys(distinct))
 	reqs := make([]model.FactsRequest, 0, len(ids))
 	var valid []string
@@ -77,16 +88,18 @@ func (nt *Notifier) cleanAlerting(conn redis.Conn, n *schema.Notification, track
 	if err != nil {
 		return err
 	}
-	for _, c := range tracked {
-		c.alerting.facts = byID
-		c.alerting.remove = map[string]bool{}
-		candidates := c.alerting.members
-		if addsToAlerting(n) {
-			candidates = append(candidates, n.EventID)
-		}
-		for _, id := range candidates {
-			if shouldClean(byID[id], now.Unix(), contains(interested[id], c.contact.ID)) {
-				c.alerting.remove[id] = true
+	for _, cl := range cleanings {
+		for _, c := range cl.tracked {
+			c.alerting.facts = byID
+			c.alerting.remove = map[string]bool{}
+			candidates := c.alerting.members
+			if addsToAlerting(cl.n) {
+				candidates = append(candidates, cl.n.EventID)
+			}
+			for _, id := range candidates {
+				if shouldClean(byID[id], now.Unix(), contains(interested[id], c.contact.ID)) {
+					c.alerting.remove[id] = true
+				}
 			}
 		}
 	}

@@ -1,0 +1,304 @@
+package notifier
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/zap"
+
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// Routing a batch. One round trip reads the routing (contacts, rules, alert state) of every
+// notification in the batch; notifications of different checks that involve neither rollup nor
+// escalation ladders are then routed together, as a segment: their interval keys and alerting
+// sets are read in one round trip and their writes go in one apply. Routing them one by one
+// costs three round trips each.
+//
+// The outcome is the one of routing them one by one, because the notifier's own writes are the
+// only thing a later notification of the batch would read differently:
+//   - contact_alert_state, the one part of the routing read the notifier writes: the batch's
+//     reads of a contact share one view of it, which decide updates as it writes (so the next
+//     notification sees the interval a previous one started, or a field it forgot), and each
+//     record is guarded by the contact's revision as the batch's earlier records leave it, so a
+//     write by anyone else since the read is a conflict;
+//   - the interval keys a notification probes and the explain record it writes are its own
+//     check's, and a second notification of a check in a segment starts the next one;
+//   - alerting sets of media without rollup: a notification adds its own check, and its cleaning
+//     removes the same members whichever notification cleans first;
+//   - rollup (the alerting set and throttle of a medium) is read at the notification's turn,
+//     after the writes before it: such a notification is a segment alone.
+//
+// A notification that escalation ladders may concern, a record that conflicts, and everything
+// after either in the batch are routed one by one from fresh reads.
+
+// routeBatch routes claimed notifications in order.
+func (nt *Notifier) routeBatch(conn redis.Conn, items []string) (Result, error) {
+	var res Result
+	if len(items) == 1 {
+		alerts, err := nt.routeOne(conn, items[0])
+		if err == nil {
+			res.Finished, res.Alerts = 1, alerts
+		}
+		return res, err
+	}
+	started := time.Now()
+	now := nt.clock.Now()
+	plans, routings, shared, err := nt.readBatch(conn, items, now)
+	if err != nil {
+		return res, err
+	}
+	b := &batch{nt: nt, conn: conn, now: now, started: started, chain: map[string]int64{}, fresh: -1}
+	checks := map[string]bool{}
+	var segment []int
+	for i := 0; i < shared && b.fresh < 0; i++ {
+		p := plans[i]
+		if p.notification != nil && involvesLadders(p.notification, routings[i]) {
+			// ladders read contacts of their own: the shared view ends here
+			b.flush(segment, plans, routings)
+			segment = segment[:0]
+			if b.fresh < 0 {
+				b.fresh = i
+			}
+			break
+		}
+		alone := p.notification != nil && rollsUp(routings[i])
+		repeated := p.notification != nil && checks[p.notification.EventID]
+		if alone || repeated {
+			b.flush(segment, plans, routings)
+			segment, checks = segment[:0], map[string]bool{}
+		}
+		segment = append(segment, i)
+		if p.notification != nil {
+			checks[p.notification.EventID] = true
+		}
+		if alone {
+			b.flush(segment, plans, routings)
+			segment, checks = segment[:0], map[string]bool{}
+		}
+	}
+	b.flush(segment, plans, routings)
+	if b.err != nil {
+		return res, b.err
+	}
+	// what the batch could not route on its reads is routed from fresh ones, one by one
+	rest := b.retry
+	if b.fresh < 0 {
+		b.fresh = shared
+	}
+	for _, p := range plans[b.fresh:] {
+		rest = append(rest, p.record.Item)
+	}
+	for _, raw := range rest {
+		alerts, err := nt.routeOne(conn, raw)
+		if err != nil {
+			return res, err
+		}
+		b.alerts = append(b.alerts, alerts...)
+	}
+	return Result{Finished: len(items), Alerts: b.alerts}, nil
+}
+
+// readBatch parses every item and reads the routing of every notification in one round trip.
+// It returns the plans, each notification's routing at its index, and how many plans at the
+// head share one view of their contacts' alert state (fewer than all when a contact's revision
+// moved between two of the reads: another notifier wrote in between).
+func (nt *Notifier) readBatch(conn redis.Conn, items []string, now time.Time) ([]*plan, []model.Routing, int, error) {
+	plans := make([]*plan, len(items))
+	var reqs []model.RoutingRequest
+	for i, raw := range items {
+		plans[i] = nt.parse(raw, now)
+		if n := plans[i].notification; n != nil {
+			entity, check := n.EntityCheck()
+			reqs = append(reqs, model.RoutingRequest{Entity: entity, Check: check, Escalations: needsEscalations(n)})
+		}
+	}
+	routings := make([]model.Routing, len(items))
+	if len(reqs) == 0 {
+		return plans, routings, len(plans), nil
+	}
+	read, err := model.LoadRoutings(conn, nt.keys, reqs)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	states := map[string]*model.Contact{}
+	next := 0
+	for i, p := range plans {
+		if p.notification == nil {
+			continue
+		}
+		if !shareStates(read[next].Contacts, states) {
+			return plans, routings, i, nil
+		}
+		routings[i] = read[next]
+		next++
+	}
+	return plans, routings, len(plans), nil
+}
+
+// shareStates makes the contacts read for one notification share their view of
+// contact_alert_state (SuppressedUntil) with the batch's earlier reads of the same contacts. It
+// reports false when a contact's revision differs from the earlier read's.
+func shareStates(contacts []model.Contact, states map[string]*model.Contact) bool {
+	for i := range contacts {
+		if first, ok := states[contacts[i].ID]; ok && first.Revision != contacts[i].Revision {
+			return false
+		}
+	}
+	for i := range contacts {
+		c := &contacts[i]
+		if first, ok := states[c.ID]; ok {
+			c.SuppressedUntil = first.SuppressedUntil
+			continue
+		}
+		if c.SuppressedUntil == nil {
+			c.SuppressedUntil = map[string]int64{}
+		}
+		states[c.ID] = c
+	}
+	return true
+}
+
+// involvesLadders reports whether escalation ladders may concern a notification: routing it
+// reads the ladders and the contacts they alerted, which the batch's shared reads do not hold.
+func involvesLadders(n *schema.Notification, r model.Routing) bool {
+	return needsEscalations(n) && (len(r.EscalationPolicies) > 0 || len(r.CheckEscalations) > 0)
+}
+
+// rollsUp reports whether one of the contacts rolls up a medium: the notification reads the
+// medium's alerting set and throttle, which the notifications before it change.
+func rollsUp(r model.Routing) bool {
+	for i := range r.Contacts {
+		c := &r.Contacts[i]
+		for m := range c.RollupThresholds {
+			if rollsOn(c, m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// batch is the state of routing one batch on shared reads.
+type batch struct {
+	nt      *Notifier
+	conn    redis.Conn
+	now     time.Time
+	started time.Time
+	chain   map[string]int64 // guarded key -> the revision the batch's applied records left it at
+	alerts  []schema.Alert
+	retry   []string // items whose record conflicted, to route again
+	fresh   int      // from this plan on the shared reads no longer hold; -1 while they do
+	err     error
+}
+
+// flush routes a segment (plan indexes, in order) and applies it. After an error or a conflict
+// it does nothing more: the rest is left to fresh reads.
+func (b *batch) flush(segment []int, plans []*plan, routings []model.Routing) {
+	if len(segment) == 0 || b.err != nil || b.fresh >= 0 {
+		return
+	}
+	nt := b.nt
+	cands := make([][]*candidate, len(segment))
+	routed := make([]bool, len(segment))
+	for k, i := range segment {
+		if plans[i].notification == nil {
+			continue
+		}
+		if cands[k], routed[k], b.err = nt.route(b.conn, plans[i], routings[i], b.now); b.err != nil {
+			return
+		}
+	}
+	if b.err = nt.readSegmentCandidates(b.conn, segment, plans, cands, b.now); b.err != nil {
+		return
+	}
+	for k, i := range segment {
+		if routed[k] {
+			nt.settle(plans[i], cands[k], b.now)
+		}
+	}
+	b.apply(segment, plans)
+}
+
+// readSegmentCandidates reads the interval keys and alerting sets of a segment's candidates in
+// one round trip, then what cleaning the alerting sets they change needs, in one more.
+func (nt *Notifier) readSegmentCandidates(conn redis.Conn, segment []int, plans []*plan, cands [][]*candidate, now time.Time) error {
+	reads := make([]*candidateReads, len(segment))
+	sent := false
+	for k, i := range segment {
+		if len(cands[k]) > 0 {
+			reads[k] = nt.sendCandidateReads(conn, plans[i].notification, cands[k], now)
+			sent = sent || !reads[k].empty()
+		}
+	}
+	if !sent {
+		return nil
+	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("read interval keys and alerting sets: %w", err)
+	}
+	for _, r := range reads {
+		if r != nil {
+			if err := r.receive(conn); err != nil {
+				return err
+			}
+		}
+	}
+	var cleanings []cleaning
+	for k, r := range reads {
+		if r != nil {
+			cleanings = append(cleanings, cleaning{n: plans[segment[k]].notification, tracked: r.kept})
+		}
+	}
+	return nt.cleanAlerting(conn, cleanings, now)
+}
+
+// apply writes a segment's records in one apply, each guarded by the revisions its contacts had
+// plus the bumps of the batch's records before it.
+func (b *batch) apply(segment []int, plans []*plan) {
+	nt := b.nt
+	records := make([]model.Record, len(segment))
+	for k, i := range segment {
+		p := plans[i]
+		for g := range p.record.Guards {
+			guard := &p.record.Guards[g]
+			if guard.Absent {
+				continue
+			}
+			if rev, ok := b.chain[guard.Key]; ok {
+				guard.Revision = rev
+			}
+			b.chain[guard.Key] = guard.Revision + 1
+		}
+		records[k] = p.record
+	}
+	statuses, err := model.Apply(b.conn, model.ApplyTarget{Processing: nt.consumer.ProcessingKey()}, records)
+	var refused *model.WriteError
+	if errors.As(err, &refused) {
+		nt.m.redisErrors.Inc()
+		nt.log.Error("some writes were refused by Redis; the notifications are finished anyway",
+			zap.Strings("errors", refused.Messages))
+	} else if err != nil {
+		b.err = err
+		return
+	}
+	took := time.Since(b.started)
+	for k, i := range segment {
+		p := plans[i]
+		switch statuses[k] {
+		case model.Conflict:
+			nt.m.conflicts.Inc()
+			b.retry = append(b.retry, p.record.Item)
+			// the chain no longer tells what the contacts' revisions are: the rest reads afresh
+			b.fresh = segment[len(segment)-1] + 1
+		case model.Lost:
+			nt.log.Warn("notification was requeued by a peer that judged this instance dead; leaving it to the peer")
+		default:
+			nt.observe(p, took)
+			b.alerts = append(b.alerts, p.alerts...)
+		}
+	}
+}

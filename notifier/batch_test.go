@@ -1,0 +1,145 @@
+package notifier_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/replay"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// TestBatchesRouteAsOneByOne: the notifications of one second, routed in batches (segments of
+// different checks sharing round trips and one apply), give the same alerts in the same order
+// and the same database as routing them one at a time. The timeline has many checks failing in
+// one second for two contacts without rollup, repeats within the interval, a check with two
+// notifications in one second, recoveries and an acknowledgement among problems, a contact
+// with rollup (whose notifications route alone), and an unparseable notification.
+func TestBatchesRouteAsOneByOne(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for round := int64(0); round < 3; round++ {
+		at := round * 60
+		for i := 0; i < 12; i++ {
+			lines = append(lines, ev(at, "web-01", fmt.Sprintf("c%d", i), "critical"))
+		}
+		lines = append(lines, ev(at, "db-01", "MySQL", "warning"), ev(at, "db-01", "MySQL", "critical"))
+		lines = append(lines, ev(at+1, "web-01", "c3", "ok"), ev(at+1, "web-01", "c4", "acknowledgement"),
+			ev(at+1, "web-01", "c5", "critical"), ev(at+1, "web-01", "c6", "ok"), ev(at+1, "db-01", "MySQL", "critical"))
+		for i := 0; i < 6; i++ {
+			lines = append(lines, ev(at+2, "rolled", fmt.Sprintf("r%d", i), "critical"), ev(at+2, "web-01", fmt.Sprintf("c%d", 6+i), "warning"))
+		}
+	}
+	run := func(batch int) ([]string, map[string]string) {
+		w := newWorld(t)
+		w.ncfg.BatchSize = batch
+		w.contact("ada", []string{"email=ada@example.com", "sms=+100"}, interval("email", 120))
+		w.contact("bob", []string{"email=bob@example.com"}, interval("email", 30))
+		w.contact("cyd", []string{"email=cyd@example.com", "sms=+300"}, rollupAt("email", 3))
+		w.rule("ada", "r", `warning_media=["email"]`, `critical_media=["email","sms"]`)
+		w.entity("web-01", "ada", "bob")
+		w.entity("db-01", "ada")
+		w.entity("rolled", "cyd", "bob")
+		// an unparseable notification waits in the queue for the first batch
+		w.db.Do(t, "RPUSH", w.keys.Notifications(), `{"type":"problem"`)
+		alerts, _ := w.countedRun(lines)
+		return alerts, w.db.Dump(t)
+	}
+	oneAlerts, oneDump := run(1)
+	alerts, dump := run(64)
+	if strings.Join(alerts, "\n") != strings.Join(oneAlerts, "\n") {
+		t.Fatalf("alerts differ:\none by one:\n%s\nbatched:\n%s", strings.Join(oneAlerts, "\n"), strings.Join(alerts, "\n"))
+	}
+	if len(oneAlerts) < 40 || !strings.Contains(strings.Join(oneAlerts, " "), "rollup") {
+		t.Fatalf("the timeline sent too little to compare (%d alerts, rollups: %v)", len(oneAlerts), strings.Contains(strings.Join(oneAlerts, " "), "rollup"))
+	}
+	testredis.DiffDumps(t, dump, oneDump)
+}
+
+// TestBatchesShareRoundTrips: twelve checks failing in one second cost the notifier one
+// routing read, one read of interval keys and alerting sets, one cleaning read and one apply
+// together, not each: past the first notification, each further one adds only the replay's
+// own round trips of its line (two), where routing one by one added seven.
+func TestBatchesShareRoundTrips(t *testing.T) {
+	t.Parallel()
+	trips := func(n int) int64 {
+		w := newWorld(t)
+		w.contact("ada", []string{"email=ada@example.com", "sms=+100"})
+		w.entity("web-01", "ada")
+		var lines []string
+		for i := 0; i < n; i++ {
+			lines = append(lines, ev(0, "web-01", fmt.Sprintf("c%d", i), "critical"))
+		}
+		alerts, trips := w.countedRun(lines)
+		if len(alerts) != 2*n {
+			t.Fatalf("%d failures sent %d alerts, want %d", n, len(alerts), 2*n)
+		}
+		return trips
+	}
+	one, twelve := trips(1), trips(12)
+	if perMore := float64(twelve-one) / 11; perMore > 3 {
+		t.Fatalf("each further notification of the batch cost %.1f round trips (1 failure: %d, 12: %d)", perMore, one, twelve)
+	}
+}
+
+// countedRun replays lines with the events of a second batched, as whatif does, and returns
+// the alerts ("contact:medium:type check summary") and the round trips to Redis.
+func (w *world) countedRun(lines []string) ([]string, int64) {
+	w.t.Helper()
+	var trips atomic.Int64
+	pool := &redis.Pool{Dial: func() (redis.Conn, error) {
+		return redis.Dial("tcp", w.db.Server.Addr, redis.DialDatabase(w.db.Index),
+			redis.DialNetDial(func(network, addr string) (net.Conn, error) {
+				c, err := net.Dial(network, addr)
+				reading := &atomic.Bool{}
+				reading.Store(true)
+				return countingConn{c, &trips, reading}, err
+			}))
+	}}
+	defer pool.Close()
+	var buf bytes.Buffer
+	if _, err := replay.Run(context.Background(), replay.Options{
+		Pool: pool, Keys: w.keys, Executive: w.xcfg, Notifier: w.ncfg, SecondBatches: true,
+		Identity: queue.Identity{Host: "replay", PID: 1}, Version: "test",
+	}, strings.NewReader(strings.Join(lines, "\n")), &buf); err != nil {
+		w.t.Fatalf("replay: %v", err)
+	}
+	var alerts []string
+	for dec := json.NewDecoder(&buf); dec.More(); {
+		var a schema.Alert
+		if err := dec.Decode(&a); err != nil {
+			w.t.Fatal(err)
+		}
+		alerts = append(alerts, fmt.Sprintf("%s %s %s", describe(a), a.EventID, schema.Deref(a.Summary)))
+	}
+	return alerts, trips.Load()
+}
+
+// countingConn counts round trips: a write that follows a read (or is the first) starts one;
+// the further writes of a long pipelined request do not.
+type countingConn struct {
+	net.Conn
+	n       *atomic.Int64
+	reading *atomic.Bool
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	if c.reading.Swap(false) {
+		c.n.Add(1)
+	}
+	return c.Conn.Write(p)
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	c.reading.Store(true)
+	return c.Conn.Read(p)
+}
