@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gomodule/redigo/redis"
@@ -56,7 +57,7 @@ func recycle(args []any) {
 func (s script) run(conn redis.Conn, args []any) (any, error) {
 	args[0], args[1] = s.sha, 0
 	reply, err := conn.Do("EVALSHA", args...)
-	if isNoScript(err) {
+	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
 		args[0] = s.src
 		reply, err = conn.Do("EVAL", args...)
 	}

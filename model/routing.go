@@ -2,8 +2,8 @@ package model
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -36,98 +36,68 @@ type RoutingRequest struct {
 	Escalations   bool // read the escalation policies and the check's ladders too
 }
 
-// LoadRoutings is LoadRouting for several checks in one round trip (the notifier routing a
-// batch of notifications), each read as LoadRouting reads it. The reads are pipelined, not
-// atomic together: another client's writes may fall between two of them.
+// LoadRoutings is LoadRouting for several checks in one call (the notifier routing a batch of
+// notifications), read together: a contact interested in several of them is read once, and
+// the replies share its data (its SuppressedUntil map included).
 func LoadRoutings(conn redis.Conn, keys schema.Keys, reqs []RoutingRequest) ([]Routing, error) {
-	replies, noScript, err := runRoutings(conn, keys, reqs)
-	if err == nil && noScript {
-		// a restarted or flushed Redis: load the script once and read again
-		if err = routingScript.Load(conn); err == nil {
-			replies, _, err = runRoutings(conn, keys, reqs)
+	args := make([]any, 0, 15+3*len(reqs))
+	args = append(args, keys.EntityIDsByName(), keys.EntityID(""), keys.ContactsFor(""), schema.AllContactsID,
+		keys.Contact(""), keys.ContactMedia(""), keys.ContactTimezone(""), keys.ContactMediaIntervals(""),
+		keys.ContactRollupThresholds(""), keys.ContactPagerduty(""), keys.ContactRules(""),
+		keys.ContactAlertState(""), keys.Rule(""), "", len(reqs))
+	for _, req := range reqs {
+		ladders := ""
+		if req.Escalations {
+			args[13] = keys.EscalationPolicies()
+			ladders = keys.CheckEscalations(schema.CheckID(req.Entity, req.Check))
 		}
+		args = append(args, req.Entity, req.Check, ladders)
+	}
+	reply, err := redis.Values(routingScript.Do(conn, args...))
+	if err == nil && len(reply) != len(reqs)+2 {
+		err = fmt.Errorf("%d values for %d checks", len(reply), len(reqs))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load contacts: %w", err)
+		return nil, fmt.Errorf("load contacts of %s: %w", describeRequests(reqs), err)
+	}
+	contacts, err := decodeRoutingContacts(reply[len(reqs)+1])
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Routing, len(reqs))
 	for i, req := range reqs {
-		if out[i], err = decodeRouting(replies[i], req.Entity, req.Check, req.Escalations); err != nil {
+		if out[i], err = decodeRouting(reply[0], reply[i+1], req, contacts); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// runRoutings sends the routing script for every request and returns the replies, an error
-// reply in place of a reply (decodeRouting reports it), and whether Redis had not loaded the
-// script.
-func runRoutings(conn redis.Conn, keys schema.Keys, reqs []RoutingRequest) ([]any, bool, error) {
-	for _, req := range reqs {
-		policies, ladders := "", ""
-		if req.Escalations {
-			policies, ladders = keys.EscalationPolicies(), keys.CheckEscalations(schema.CheckID(req.Entity, req.Check))
-		}
-		if err := routingScript.SendHash(conn, req.Entity, req.Check,
-			keys.EntityIDsByName(), keys.EntityID(""), keys.ContactsFor(""), schema.AllContactsID,
-			keys.Contact(""), keys.ContactMedia(""), keys.ContactTimezone(""), keys.ContactMediaIntervals(""),
-			keys.ContactRollupThresholds(""), keys.ContactPagerduty(""), keys.ContactRules(""),
-			keys.ContactAlertState(""), keys.Rule(""), policies, ladders); err != nil {
-			return nil, false, err
-		}
+// describeRequests names the checks of a routing read for an error message.
+func describeRequests(reqs []RoutingRequest) string {
+	if len(reqs) == 1 {
+		return reqs[0].Entity + ":" + reqs[0].Check
 	}
-	if err := conn.Flush(); err != nil {
-		return nil, false, err
-	}
-	replies := make([]any, len(reqs))
-	noScript := false
-	for i := range reqs {
-		reply, err := conn.Receive()
-		if replyErr, ok := err.(redis.Error); ok {
-			noScript = noScript || isNoScript(replyErr)
-			reply, err = replyErr, nil
-		}
-		if err != nil {
-			return nil, false, err // the connection broke: the other replies will not come
-		}
-		replies[i] = reply
-	}
-	return replies, noScript, nil
+	return fmt.Sprintf("%d checks (%s:%s, ...)", len(reqs), reqs[0].Entity, reqs[0].Check)
 }
 
-// isNoScript reports whether err is Redis's answer to EVALSHA of a script it has not loaded.
-func isNoScript(err error) bool {
-	e, ok := err.(redis.Error)
-	return ok && strings.HasPrefix(string(e), "NOSCRIPT ")
-}
-
-// decodeRouting reads one routing script reply.
-func decodeRouting(raw any, entity, check string, escalations bool) (Routing, error) {
-	reply, err := redis.Values(raw, nil)
-	if err == nil && len(reply) < 3 {
-		err = fmt.Errorf("%d values, want at least 3", len(reply))
-	}
+// decodeRoutingContacts reads the contacts part of the routing script's reply, by id; contacts
+// without any data are left out.
+func decodeRoutingContacts(raw any) (map[string]*Contact, error) {
+	list, err := redis.Values(raw, nil)
 	if err != nil {
-		return Routing{}, fmt.Errorf("load contacts of %s:%s: %w", entity, check, err)
+		return nil, fmt.Errorf("load contacts: %w", err)
 	}
-	var r Routing
-	if escalations {
-		if r.EscalationPolicies, err = redis.StringMap(reply[1], nil); err == nil {
-			r.CheckEscalations, err = redis.Strings(reply[2], nil)
-		}
-		if err != nil {
-			return Routing{}, fmt.Errorf("load escalations of %s:%s: %w", entity, check, err)
-		}
-	}
-	for _, raw := range reply[3:] {
+	out := make(map[string]*Contact, len(list))
+	for _, raw := range list {
 		parts, err := redis.Values(raw, nil)
 		if err != nil || len(parts) != 9 {
-			return Routing{}, fmt.Errorf("load contacts of %s:%s: malformed reply", entity, check)
+			return nil, errors.New("load contacts: malformed reply")
 		}
 		id, _ := redis.String(parts[0], nil)
 		rules, err := redis.Values(parts[8], nil)
 		if err != nil {
-			return Routing{}, fmt.Errorf("load rules of contact %s: %w", id, err)
+			return nil, fmt.Errorf("load rules of contact %s: %w", id, err)
 		}
 		ruleIDs := make([]string, 0, len(rules)/2)
 		for i := 0; i+1 < len(rules); i += 2 {
@@ -153,7 +123,35 @@ func decodeRouting(raw any, entity, check string, escalations bool) (Routing, er
 			}
 			c.Rules = append(c.Rules, rule)
 		}
-		r.Contacts = append(r.Contacts, c)
+		out[id] = &c
+	}
+	return out, nil
+}
+
+// decodeRouting reads one check's part of the routing script's reply (policies is the
+// escalation policies part).
+func decodeRouting(policies, raw any, req RoutingRequest, contacts map[string]*Contact) (Routing, error) {
+	part, err := redis.Values(raw, nil)
+	if err == nil && len(part) < 2 {
+		err = fmt.Errorf("%d values, want at least 2", len(part))
+	}
+	if err != nil {
+		return Routing{}, fmt.Errorf("load contacts of %s:%s: %w", req.Entity, req.Check, err)
+	}
+	var r Routing
+	if req.Escalations {
+		if r.EscalationPolicies, err = redis.StringMap(policies, nil); err == nil {
+			r.CheckEscalations, err = redis.Strings(part[1], nil)
+		}
+		if err != nil {
+			return Routing{}, fmt.Errorf("load escalations of %s:%s: %w", req.Entity, req.Check, err)
+		}
+	}
+	for _, raw := range part[2:] {
+		id, _ := redis.String(raw, nil)
+		if c, ok := contacts[id]; ok {
+			r.Contacts = append(r.Contacts, *c)
+		}
 	}
 	return r, nil
 }

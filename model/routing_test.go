@@ -79,9 +79,10 @@ func TestLoadRoutingMatchesTheStepByStepReads(t *testing.T) {
 	}
 }
 
-// TestLoadRoutingsReadsSeveralAsLoadRoutingDoes: several checks' routing in one round trip equals
-// each read alone, after Redis forgot its scripts as well (the script is loaded again), and a
-// key of the wrong type is an error naming the check.
+// TestLoadRoutingsReadsSeveralAsLoadRoutingDoes: several checks' routing in one call equals each
+// read alone, after Redis forgot its scripts as well (the script is loaded again); a contact
+// interested in several checks is read once and shared; a key of the wrong type is an error
+// naming what was read.
 func TestLoadRoutingsReadsSeveralAsLoadRoutingDoes(t *testing.T) {
 	t.Parallel()
 	db := testredis.StartServer(t).NewDB(t) // a server of its own: SCRIPT FLUSH is server-wide
@@ -110,11 +111,19 @@ func TestLoadRoutingsReadsSeveralAsLoadRoutingDoes(t *testing.T) {
 			t.Fatalf("%s:%s: together %+v, alone %+v (%v)", req.Entity, req.Check, got[i], alone, err)
 		}
 	}
-	if len(got[1].Contacts) != 2 || got[1].Contacts[1].Revision != 3 || got[1].EscalationPolicies["p1"] == "" {
-		t.Fatalf("db-01:MySQL %+v", got[1])
+	if len(got[1].Contacts) != 2 || got[1].Contacts[1].Revision != 3 || got[1].EscalationPolicies["p1"] == "" ||
+		got[0].EscalationPolicies != nil {
+		t.Fatalf("db-01:MySQL %+v, web-01:HTTP %+v", got[1], got[0])
+	}
+	if got[0].Contacts[0].ID != "ada" || got[1].Contacts[0].ID != "ada" {
+		t.Fatalf("ada: %+v %+v", got[0].Contacts, got[1].Contacts)
+	}
+	got[0].Contacts[0].SuppressedUntil["x"] = 1
+	if got[1].Contacts[0].SuppressedUntil["x"] != 1 {
+		t.Fatal("ada read for two checks is not shared")
 	}
 	db.Do(t, "SET", k.ContactsFor("E2"), "not a set")
-	if _, err := LoadRoutings(conn, k, reqs); err == nil || !strings.Contains(err.Error(), "db-01:MySQL") {
+	if _, err := LoadRoutings(conn, k, reqs); err == nil || !strings.Contains(err.Error(), "3 checks (web-01:HTTP, ...)") {
 		t.Fatalf("a contacts_for key of the wrong type: %v", err)
 	}
 }

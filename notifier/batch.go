@@ -12,19 +12,20 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Routing a batch. One round trip reads the routing (contacts, rules, alert state) of every
-// notification in the batch; notifications of different checks that involve neither rollup nor
-// escalation ladders are then routed together, as a segment: their interval keys and alerting
-// sets are read in one round trip and their writes go in one apply. Routing them one by one
-// costs three round trips each.
+// Routing a batch. One call reads the routing (contacts, rules, alert state) of every
+// notification in the batch, each contact once. Notifications of different checks that involve
+// neither rollup nor escalation ladders are then routed together, as a segment: their interval
+// keys and alerting sets are read in one round trip, what cleaning those sets needs in one more,
+// and their writes go in one apply. Routing them one by one costs three to five round trips
+// each.
 //
 // The outcome is the one of routing them one by one, because the notifier's own writes are the
 // only thing a later notification of the batch would read differently:
 //   - contact_alert_state, the one part of the routing read the notifier writes: the batch's
-//     reads of a contact share one view of it, which decide updates as it writes (so the next
-//     notification sees the interval a previous one started, or a field it forgot), and each
-//     record is guarded by the contact's revision as the batch's earlier records leave it, so a
-//     write by anyone else since the read is a conflict;
+//     notifications share one read of each contact, whose view of it decide updates as it
+//     writes (so the next notification sees the interval a previous one started, or a field it
+//     forgot), and each record is guarded by the contact's revision as the batch's earlier
+//     records leave it, so a write by anyone else since the read is a conflict;
 //   - the interval keys a notification probes and the explain record it writes are its own
 //     check's, and a second notification of a check in a segment starts the next one;
 //   - alerting sets of media without rollup: a notification adds its own check, and its cleaning
@@ -47,14 +48,14 @@ func (nt *Notifier) routeBatch(conn redis.Conn, items []string) (Result, error) 
 	}
 	started := time.Now()
 	now := nt.clock.Now()
-	plans, routings, shared, err := nt.readBatch(conn, items, now)
+	plans, routings, err := nt.readBatch(conn, items, now)
 	if err != nil {
 		return res, err
 	}
 	b := &batch{nt: nt, conn: conn, now: now, started: started, chain: map[string]int64{}, fresh: -1}
 	checks := map[string]bool{}
 	var segment []int
-	for i := 0; i < shared && b.fresh < 0; i++ {
+	for i := 0; i < len(plans) && b.fresh < 0; i++ {
 		p := plans[i]
 		if p.notification != nil && involvesLadders(p.notification, routings[i]) {
 			// ladders read contacts of their own: the shared view ends here
@@ -87,7 +88,7 @@ func (nt *Notifier) routeBatch(conn redis.Conn, items []string) (Result, error) 
 	// what the batch could not route on its reads is routed from fresh ones, one by one
 	rest := b.retry
 	if b.fresh < 0 {
-		b.fresh = shared
+		b.fresh = len(plans)
 	}
 	for _, p := range plans[b.fresh:] {
 		rest = append(rest, p.record.Item)
@@ -102,11 +103,10 @@ func (nt *Notifier) routeBatch(conn redis.Conn, items []string) (Result, error) 
 	return Result{Finished: len(items), Alerts: b.alerts}, nil
 }
 
-// readBatch parses every item and reads the routing of every notification in one round trip.
-// It returns the plans, each notification's routing at its index, and how many plans at the
-// head share one view of their contacts' alert state (fewer than all when a contact's revision
-// moved between two of the reads: another notifier wrote in between).
-func (nt *Notifier) readBatch(conn redis.Conn, items []string, now time.Time) ([]*plan, []model.Routing, int, error) {
+// readBatch parses every item and reads the routing of every notification in one call, in
+// which a contact interested in several of them is read once and shared (with one view of its
+// alert state). It returns the plans and each notification's routing at its index.
+func (nt *Notifier) readBatch(conn redis.Conn, items []string, now time.Time) ([]*plan, []model.Routing, error) {
 	plans := make([]*plan, len(items))
 	var reqs []model.RoutingRequest
 	for i, raw := range items {
@@ -118,48 +118,20 @@ func (nt *Notifier) readBatch(conn redis.Conn, items []string, now time.Time) ([
 	}
 	routings := make([]model.Routing, len(items))
 	if len(reqs) == 0 {
-		return plans, routings, len(plans), nil
+		return plans, routings, nil
 	}
 	read, err := model.LoadRoutings(conn, nt.keys, reqs)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, err
 	}
-	states := map[string]*model.Contact{}
 	next := 0
 	for i, p := range plans {
-		if p.notification == nil {
-			continue
-		}
-		if !shareStates(read[next].Contacts, states) {
-			return plans, routings, i, nil
-		}
-		routings[i] = read[next]
-		next++
-	}
-	return plans, routings, len(plans), nil
-}
-
-// shareStates makes the contacts read for one notification share their view of
-// contact_alert_state (SuppressedUntil) with the batch's earlier reads of the same contacts. It
-// reports false when a contact's revision differs from the earlier read's.
-func shareStates(contacts []model.Contact, states map[string]*model.Contact) bool {
-	for i := range contacts {
-		if first, ok := states[contacts[i].ID]; ok && first.Revision != contacts[i].Revision {
-			return false
+		if p.notification != nil {
+			routings[i] = read[next]
+			next++
 		}
 	}
-	for i := range contacts {
-		c := &contacts[i]
-		if first, ok := states[c.ID]; ok {
-			c.SuppressedUntil = first.SuppressedUntil
-			continue
-		}
-		if c.SuppressedUntil == nil {
-			c.SuppressedUntil = map[string]int64{}
-		}
-		states[c.ID] = c
-	}
-	return true
+	return plans, routings, nil
 }
 
 // involvesLadders reports whether escalation ladders may concern a notification: routing it
