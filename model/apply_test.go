@@ -211,3 +211,47 @@ func TestApplyReportsRefusedWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyChainedGuards: records guarding one key in a chain (each expecting the revision the
+// one before leaves) apply in turn; once one of them is not applied, none after it that guards
+// the same key is, even when someone else's write moved the revision to what it expects.
+func TestApplyChainedGuards(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		start int64 // the key's revision when the apply runs (the records were decided at 3)
+		want  []model.Status
+	}{
+		{name: "nobody else wrote", start: 3, want: []model.Status{model.Applied, model.Applied, model.Applied, model.Applied}},
+		{name: "someone else bumped it once", start: 4,
+			want: []model.Status{model.Conflict, model.Conflict, model.Conflict, model.Applied}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db := testredis.New(t)
+			conn := db.Conn(t)
+			db.Do(t, "HSET", "state:ada", "revision", c.start)
+			db.Do(t, "HSET", "state:bob", "revision", 7)
+			var records []model.Record
+			for i := int64(0); i < 3; i++ {
+				var r model.Record
+				r.Guards = []model.Guard{{Key: "state:ada", Revision: 3 + i}}
+				r.Ops.RPush("alerts", fmt.Sprintf("ada %d", i))
+				records = append(records, r)
+			}
+			// a record of another contact applies whatever happened to ada's
+			var bob model.Record
+			bob.Guards = []model.Guard{{Key: "state:bob", Revision: 7}}
+			bob.Ops.RPush("alerts", "bob")
+			records = append(records, bob)
+			got, err := model.Apply(conn, model.ApplyTarget{}, records)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("statuses %v, want %v", got, c.want)
+			}
+		})
+	}
+}

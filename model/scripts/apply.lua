@@ -21,6 +21,9 @@
 -- per item, which cost a call from Lua per event. Small batches (the notifier's one record) and a
 -- list much longer than the batch (one event of a check applied while its later events wait)
 -- keep the LREM per item, cheaper there.
+-- A record guarding a key that a record before it in the call also guarded, and which was not
+-- applied, is not applied either: its expected revision counts on the earlier record's bump, and
+-- a bump by someone else must not pass for it.
 -- Returns {statuses, errors}: N statuses, 1 applied, 0 conflict (revision moved; nothing
 -- written, item kept), -1 lost (item no longer claimed by this instance: a peer requeued it;
 -- nothing written); errors lists "record index: message" for writes Redis refused (e.g. a key of
@@ -83,6 +86,8 @@ end
 
 local pos = first
 local status = {}
+-- keys guarded by a record that was not applied
+local unapplied = {}
 local errors = {}
 local counts = {}
 local counted = 0
@@ -96,7 +101,9 @@ for i = 1, n do
   local ok = 1
   for g = guards_at, guards_at + 2 * nguards - 2, 2 do
     local expected = ARGV[g + 1]
-    if expected == '' then
+    if unapplied[ARGV[g]] then
+      ok = 0
+    elseif expected == '' then
       if some_exist and redis.call('EXISTS', ARGV[g]) == 1 then ok = 0 end
     elseif (redis.call('HGET', ARGV[g], 'revision') or '0') ~= expected then
       ok = 0
@@ -125,6 +132,11 @@ for i = 1, n do
       end
     end
     pos = pos + 2 + nargs
+  end
+  if ok ~= 1 then
+    for g = guards_at, guards_at + 2 * nguards - 2, 2 do
+      unapplied[ARGV[g]] = true
+    end
   end
   if ok == 1 then
     if counter ~= '' then
