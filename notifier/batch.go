@@ -1,12 +1,10 @@
 package notifier
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
@@ -247,13 +245,8 @@ func (b *batch) apply(segment []int, plans []*plan) {
 		}
 		records[k] = p.record
 	}
-	statuses, err := model.Apply(b.conn, model.ApplyTarget{Processing: nt.consumer.ProcessingKey()}, records)
-	var refused *model.WriteError
-	if errors.As(err, &refused) {
-		nt.m.redisErrors.Inc()
-		nt.log.Error("some writes were refused by Redis; the notifications are finished anyway",
-			zap.Strings("errors", refused.Messages))
-	} else if err != nil {
+	statuses, err := nt.apply(b.conn, records)
+	if err != nil {
 		b.err = err
 		return
 	}

@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/replay"
 	"github.com/flapjackgo/flapjack/schema"
@@ -89,6 +91,91 @@ func TestBatchesShareRoundTrips(t *testing.T) {
 	if perMore := float64(twelve-one) / 11; perMore > 3 {
 		t.Fatalf("each further notification of the batch cost %.1f round trips (1 failure: %d, 12: %d)", perMore, one, twelve)
 	}
+}
+
+// TestABatchThatConflictsIsRoutedAgain: when another writer changes a contact between the
+// batch's reads and its apply, the segment's records that read the contact conflict and are
+// routed again on fresh reads: every notification still alerts exactly once, as without the
+// interference.
+func TestABatchThatConflictsIsRoutedAgain(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for i := 0; i < 8; i++ {
+		lines = append(lines, ev(0, "web-01", fmt.Sprintf("c%d", i), "critical"))
+	}
+	run := func(interfere bool) ([]string, bool) {
+		w := newWorld(t)
+		w.contact("ada", []string{"email=ada@example.com"})
+		w.entity("web-01", "ada")
+		fired := false
+		pool := &redis.Pool{Dial: func() (redis.Conn, error) {
+			c, err := redis.Dial("tcp", w.db.Server.Addr, redis.DialDatabase(w.db.Index))
+			return hookConn{c, func(cmd string, args []any) {
+				// the notifier's first apply of several records: another writer gets there first
+				if !interfere || fired || cmd != "EVALSHA" || len(args) < 8 {
+					return
+				}
+				if list, _ := args[2].(string); strings.HasPrefix(list, w.keys.Processing(notifier.Stage, "")) && args[7] != 1 {
+					fired = true
+					w.db.Do(t, "HINCRBY", w.keys.ContactAlertState("ada"), "revision", 1)
+				}
+			}}, err
+		}}
+		defer pool.Close()
+		var buf bytes.Buffer
+		if _, err := replay.Run(context.Background(), replay.Options{
+			Pool: pool, Keys: w.keys, Executive: w.xcfg, Notifier: w.ncfg, SecondBatches: true,
+			Identity: queue.Identity{Host: "replay", PID: 1}, Version: "test",
+		}, strings.NewReader(strings.Join(lines, "\n")), &buf); err != nil {
+			t.Fatalf("replay: %v", err)
+		}
+		var alerts []string
+		for dec := json.NewDecoder(&buf); dec.More(); {
+			var a schema.Alert
+			if err := dec.Decode(&a); err != nil {
+				t.Fatal(err)
+			}
+			alerts = append(alerts, describe(a)+" "+a.EventID)
+		}
+		return alerts, fired
+	}
+	want, _ := run(false)
+	got, fired := run(true)
+	if !fired {
+		t.Fatal("the notifier never applied several records at once")
+	}
+	if len(want) != 8 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("with a conflicting writer:\n%s\nwithout:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// hookConn calls hook before every command it sends.
+type hookConn struct {
+	redis.Conn
+	hook func(cmd string, args []any)
+}
+
+func (c hookConn) Do(cmd string, args ...any) (any, error) {
+	c.hook(cmd, args)
+	return c.Conn.Do(cmd, args...)
+}
+
+func (c hookConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
+	c.hook(cmd, args)
+	return redis.DoContext(c.Conn, ctx, cmd, args...)
+}
+
+func (c hookConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
+	c.hook(cmd, args)
+	return redis.DoWithTimeout(c.Conn, timeout, cmd, args...)
+}
+
+func (c hookConn) ReceiveContext(ctx context.Context) (any, error) {
+	return redis.ReceiveContext(c.Conn, ctx)
+}
+
+func (c hookConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
+	return redis.ReceiveWithTimeout(c.Conn, timeout)
 }
 
 // countedRun replays lines with the events of a second batched, as whatif does, and returns

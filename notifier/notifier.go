@@ -193,13 +193,8 @@ func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, error
 		if err != nil {
 			return nil, err
 		}
-		statuses, err := model.Apply(conn, model.ApplyTarget{Processing: nt.consumer.ProcessingKey()}, []model.Record{plan.record})
-		var refused *model.WriteError
-		if errors.As(err, &refused) {
-			nt.m.redisErrors.Inc()
-			nt.log.Error("some writes were refused by Redis; the notification is finished anyway",
-				zap.Strings("errors", refused.Messages))
-		} else if err != nil {
+		statuses, err := nt.apply(conn, []model.Record{plan.record})
+		if err != nil {
 			return nil, err
 		}
 		switch statuses[0] {
@@ -214,6 +209,21 @@ func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, error
 		return plan.alerts, nil
 	}
 	return nil, fmt.Errorf("route notification: contacts kept changing under %d re-reads", maxConflicts)
+}
+
+// apply writes records, each atomically with the removal of its notification from the
+// processing list. Writes Redis refused (a key of the wrong type left by another tool) are
+// logged: their notifications are finished anyway, so one bad key never wedges the queue.
+func (nt *Notifier) apply(conn redis.Conn, records []model.Record) ([]model.Status, error) {
+	statuses, err := model.Apply(conn, model.ApplyTarget{Processing: nt.consumer.ProcessingKey()}, records)
+	var refused *model.WriteError
+	if errors.As(err, &refused) {
+		nt.m.redisErrors.Inc()
+		nt.log.Error("some writes were refused by Redis; the notifications are finished anyway",
+			zap.Strings("errors", refused.Messages))
+		return statuses, nil
+	}
+	return statuses, err
 }
 
 // plan is the full outcome of routing one notification: the writes and the alerts they queue.
