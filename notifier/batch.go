@@ -34,8 +34,29 @@ import (
 // A notification that escalation ladders may concern, a record that conflicts, and everything
 // after either in the batch are routed one by one from fresh reads.
 
-// routeBatch routes claimed notifications in order.
+// maxTogether bounds the notifications routed together: sixteen share most of what can be
+// shared, while the plans of a whole batch (64 by default) held at once cost the notifier
+// more memory than their round trips are worth.
+const maxTogether = 16
+
+// routeBatch routes claimed notifications in order, up to maxTogether at a time.
 func (nt *Notifier) routeBatch(conn redis.Conn, items []string) (Result, error) {
+	var res Result
+	for len(items) > 0 {
+		n := min(len(items), maxTogether)
+		part, err := nt.routeTogether(conn, items[:n])
+		res.Finished += part.Finished
+		res.Alerts = append(res.Alerts, part.Alerts...)
+		if err != nil {
+			return res, err
+		}
+		items = items[n:]
+	}
+	return res, nil
+}
+
+// routeTogether routes notifications on shared reads, in segments.
+func (nt *Notifier) routeTogether(conn redis.Conn, items []string) (Result, error) {
 	var res Result
 	if len(items) == 1 {
 		alerts, err := nt.routeOne(conn, items[0])

@@ -10,14 +10,20 @@ import "runtime/debug"
 // `flapjack server` under full load).
 const defaultGCPercent = 400
 
-// setGCPercent applies defaultGCPercent unless lookup finds GOGC set (the runtime has read it
-// then); it returns the target in force.
-func setGCPercent(lookup func(string) (string, bool)) int {
+// serverGCPercent is the target of `flapjack server`, where every stage shares one heap: with
+// the executive and a notifier that keeps up with it working at once, 400 let the heap grow
+// past the 64 MiB the server is meant to stay under (63–67 MiB RSS under full load against
+// 57–58 MiB at 300, for about 1 µs more CPU per event).
+const serverGCPercent = 300
+
+// setGCPercent applies percent unless lookup finds GOGC set (the runtime has read it then); it
+// returns the target in force.
+func setGCPercent(lookup func(string) (string, bool), percent int) int {
 	if _, set := lookup("GOGC"); set {
 		current := debug.SetGCPercent(100)
 		debug.SetGCPercent(current)
 		return current
 	}
-	debug.SetGCPercent(defaultGCPercent)
-	return defaultGCPercent
+	debug.SetGCPercent(percent)
+	return percent
 }

@@ -18,7 +18,7 @@ import (
 var version = "dev"
 
 func main() {
-	setGCPercent(os.LookupEnv)
+	setGCPercent(os.LookupEnv, defaultGCPercent)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := newApp().RunContext(ctx, os.Args)
 	stop()

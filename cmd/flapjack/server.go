@@ -28,6 +28,7 @@ With no redis.url (nor Sentinel) configured and no Redis answering at 127.0.0.1:
 embedded Redis-compatible server is started in-process (nothing is persisted) and a demo contact
 "operator" receives every alert on the log medium, printed on standard output.`,
 		Action: func(c *cli.Context) error {
+			setGCPercent(os.LookupEnv, serverGCPercent)
 			var embedded bool
 			h := hooks{
 				beforeConnect: func(rt *runtime) (err error) { embedded, err = rt.maybeEmbedRedis(); return err },
