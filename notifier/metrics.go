@@ -40,7 +40,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"medium", "type", "rollup"}),
 		latency: f.NewHistogram(prometheus.HistogramOpts{
 			Name:    "flapjack_notifier_routing_seconds",
-			Help:    "Time to route one notification, from the start of its routing to its alerts being queued.",
+			Help:    "Time to route one notification, from the start of its routing (of the notifications routed with it) to its alerts being queued.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
 		ruleProblems: f.NewCounter(prometheus.CounterOpts{
