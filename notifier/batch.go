@@ -67,11 +67,18 @@ func (nt *Notifier) routeTogether(conn redis.Conn, items []string) (Result, erro
 	}
 	started := time.Now()
 	now := nt.clock.Now()
+	b := &batch{nt: nt, conn: conn, now: now, started: started, chain: map[string]int64{}, fresh: -1}
 	plans, routings, err := nt.readBatch(conn, items, now)
-	if err != nil {
+	switch {
+	case wrongType(err):
+		// a key of the wrong type: one by one, the notifications that read it are rejected
+		plans, b.fresh = make([]*plan, len(items)), 0
+		for i, raw := range items {
+			plans[i] = &plan{record: model.Record{Item: raw}}
+		}
+	case err != nil:
 		return res, err
 	}
-	b := &batch{nt: nt, conn: conn, now: now, started: started, chain: map[string]int64{}, fresh: -1}
 	checks := map[string]bool{}
 	var segment []int
 	for i := 0; i < len(plans) && b.fresh < 0; i++ {
@@ -200,10 +207,12 @@ func (b *batch) flush(segment []int, plans []*plan, routings []model.Routing) {
 			continue
 		}
 		if cands[k], routed[k], b.err = nt.route(b.conn, plans[i], routings[i], b.now); b.err != nil {
+			b.oneByOne(segment)
 			return
 		}
 	}
 	if b.err = nt.readSegmentCandidates(b.conn, segment, plans, cands, b.now); b.err != nil {
+		b.oneByOne(segment)
 		return
 	}
 	for k, i := range segment {
@@ -212,6 +221,15 @@ func (b *batch) flush(segment []int, plans []*plan, routings []model.Routing) {
 		}
 	}
 	b.apply(segment, plans)
+}
+
+// oneByOne leaves a segment whose reads met a key of the wrong type, and what follows it, to
+// routeOne, which rejects the notifications that read such a key; other errors stand.
+func (b *batch) oneByOne(segment []int) {
+	if wrongType(b.err) {
+		drain(b.conn)
+		b.err, b.fresh = nil, segment[0]
+	}
 }
 
 // readSegmentCandidates reads the interval keys and alerting sets of a segment's candidates in

@@ -232,3 +232,43 @@ func (c countingConn) Read(p []byte) (int, error) {
 	c.reading.Store(true)
 	return c.Conn.Read(p)
 }
+
+// TestAKeyOfTheWrongTypeRejectsOnlyItsNotification: a notification whose routing meets a key of
+// the wrong type (left by another tool) is kept in notifications_failed with the reason, alone or
+// in a batch, and the notifications around it are routed: the notifier is never wedged.
+func TestAKeyOfTheWrongTypeRejectsOnlyItsNotification(t *testing.T) {
+	t.Parallel()
+	lines := []string{ev(0, "web-01", "c0", "critical"), ev(0, "db-01", "MySQL", "critical"), ev(0, "web-01", "c1", "critical"),
+		ev(0, "web-02", "c2", "critical"), ev(10, "web-01", "c3", "critical"), ev(10, "db-01", "Disk", "critical")}
+	for _, batch := range []int{1, 64} {
+		t.Run(fmt.Sprint("batch size ", batch), func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			w.ncfg.BatchSize = batch
+			w.contact("ada", []string{"email=ada@example.com"})
+			w.contact("bob", []string{"email=bob@example.com"})
+			w.entity("web-01", "ada")
+			w.entity("db-01", "ada")
+			w.entity("web-02", "bob")
+			w.db.Do(t, "SET", w.keys.ContactsFor("id-db-01"), "not a set")
+			w.db.Do(t, "SET", w.keys.AlertingChecks("bob", "email"), "not a sorted set") // web-02's failure cleans it
+			alerts, _ := w.countedRun(lines)
+			var sent []string
+			for _, a := range alerts {
+				sent = append(sent, strings.Fields(a)[1])
+			}
+			if got := strings.Join(sent, " "); got != "web-01:c0 web-01:c1 web-01:c3" {
+				t.Errorf("alerts for %s, want web-01:c0 web-01:c1 web-01:c3", got)
+			}
+			failed, err := redis.Strings(w.db.Do(t, "LRANGE", w.keys.FailedQueue("notifications"), 0, -1), nil)
+			if err != nil || len(failed) != 3 {
+				t.Fatalf("failed notifications %q (%v), want those of db-01:MySQL, web-02:c2 and db-01:Disk", failed, err)
+			}
+			for i, id := range []string{"db-01:MySQL", "web-02:c2", "db-01:Disk"} {
+				if !strings.Contains(failed[i], "WRONGTYPE") || !strings.Contains(failed[i], id) {
+					t.Errorf("failed notification %d: %s, want %s's with the reason", i, failed[i], id)
+				}
+			}
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -190,7 +191,11 @@ func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, error
 	for attempt := 0; attempt < maxConflicts; attempt++ {
 		now := nt.clock.Now()
 		plan, err := nt.plan(conn, raw, now)
-		if err != nil {
+		if wrongType(err) {
+			// retrying cannot help: keep the notification with the reason, as an invalid one
+			drain(conn)
+			plan = nt.reject(raw, fmt.Errorf("cannot be routed: %w", err), now)
+		} else if err != nil {
 			return nil, err
 		}
 		statuses, err := nt.apply(conn, []model.Record{plan.record})
@@ -293,14 +298,33 @@ func (nt *Notifier) parse(raw string, now time.Time) *plan {
 	}
 	n, err := schema.ParseNotification([]byte(raw))
 	if err != nil {
-		nt.log.Error("notification rejected", zap.Error(err), zap.String("notification", text.Truncate(raw, 300)))
-		rec, _ := json.Marshal(map[string]any{"error": err.Error(), "notification": raw, "failed_at": now.Unix()})
-		p.record.Ops.RPush(nt.keys.FailedQueue(nt.cfg.Queue), rec)
-		p.verdict = "invalid"
-		return p
+		return nt.reject(raw, err, now)
 	}
 	p.notification = &n
 	return p
+}
+
+// reject plans a notification that cannot be routed: it is kept, with the reason, in the
+// queue's failed list.
+func (nt *Notifier) reject(raw string, reason error, now time.Time) *plan {
+	p := &plan{record: model.Record{Item: raw}, verdict: "invalid"}
+	nt.log.Error("notification rejected", zap.Error(reason), zap.String("notification", text.Truncate(raw, 300)))
+	rec, _ := json.Marshal(map[string]any{"error": reason.Error(), "notification": raw, "failed_at": now.Unix()})
+	p.record.Ops.RPush(nt.keys.FailedQueue(nt.cfg.Queue), rec)
+	return p
+}
+
+// drain reads the replies a pipelined read that failed part-way left unread, so the next command
+// on conn gets its own reply.
+func drain(conn redis.Conn) {
+	conn.Do("")
+}
+
+// wrongType reports whether err is Redis refusing a command on a key of the wrong type (left by
+// another tool): reading again gives the same answer.
+func wrongType(err error) bool {
+	var e redis.Error
+	return errors.As(err, &e) && strings.HasPrefix(string(e), "WRONGTYPE")
 }
 
 // route applies what routing read: the escalation ladders (read here when there are any) and
