@@ -321,10 +321,11 @@ func drain(conn redis.Conn) {
 }
 
 // wrongType reports whether err is Redis refusing a command on a key of the wrong type (left by
-// another tool): reading again gives the same answer.
+// another tool): reading again gives the same answer. Redis starts the reply with WRONGTYPE; the
+// embedded server of `make run` wraps an error inside a script in one of its own.
 func wrongType(err error) bool {
 	var e redis.Error
-	return errors.As(err, &e) && strings.HasPrefix(string(e), "WRONGTYPE")
+	return errors.As(err, &e) && strings.Contains(string(e), "WRONGTYPE")
 }
 
 // route applies what routing read: the escalation ladders (read here when there are any) and
