@@ -124,22 +124,7 @@ func TestABatchThatConflictsIsRoutedAgain(t *testing.T) {
 			}}, err
 		}}
 		defer pool.Close()
-		var buf bytes.Buffer
-		if _, err := replay.Run(context.Background(), replay.Options{
-			Pool: pool, Keys: w.keys, Executive: w.xcfg, Notifier: w.ncfg, SecondBatches: true,
-			Identity: queue.Identity{Host: "replay", PID: 1}, Version: "test",
-		}, strings.NewReader(strings.Join(lines, "\n")), &buf); err != nil {
-			t.Fatalf("replay: %v", err)
-		}
-		var alerts []string
-		for dec := json.NewDecoder(&buf); dec.More(); {
-			var a schema.Alert
-			if err := dec.Decode(&a); err != nil {
-				t.Fatal(err)
-			}
-			alerts = append(alerts, describe(a)+" "+a.EventID)
-		}
-		return alerts, fired
+		return w.batchedRun(pool, lines), fired
 	}
 	want, _ := run(false)
 	got, fired := run(true)
@@ -180,21 +165,10 @@ func (c hookConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 	return redis.ReceiveWithTimeout(c.Conn, timeout)
 }
 
-// countedRun replays lines with the events of a second batched, as whatif does, and returns
-// the alerts ("contact:medium:type check summary") and the round trips to Redis.
-func (w *world) countedRun(lines []string) ([]string, int64) {
+// batchedRun replays lines through pool with the events of a second batched, as whatif does,
+// and returns the alerts as "contact:medium:type check summary".
+func (w *world) batchedRun(pool *redis.Pool, lines []string) []string {
 	w.t.Helper()
-	var trips atomic.Int64
-	pool := &redis.Pool{Dial: func() (redis.Conn, error) {
-		return redis.Dial("tcp", w.db.Server.Addr, redis.DialDatabase(w.db.Index),
-			redis.DialNetDial(func(network, addr string) (net.Conn, error) {
-				c, err := net.Dial(network, addr)
-				reading := &atomic.Bool{}
-				reading.Store(true)
-				return countingConn{c, &trips, reading}, err
-			}))
-	}}
-	defer pool.Close()
 	var buf bytes.Buffer
 	if _, err := replay.Run(context.Background(), replay.Options{
 		Pool: pool, Keys: w.keys, Executive: w.xcfg, Notifier: w.ncfg, SecondBatches: true,
@@ -210,6 +184,24 @@ func (w *world) countedRun(lines []string) ([]string, int64) {
 		}
 		alerts = append(alerts, fmt.Sprintf("%s %s %s", describe(a), a.EventID, schema.Deref(a.Summary)))
 	}
+	return alerts
+}
+
+// countedRun is batchedRun counting the round trips to Redis.
+func (w *world) countedRun(lines []string) ([]string, int64) {
+	w.t.Helper()
+	var trips atomic.Int64
+	pool := &redis.Pool{Dial: func() (redis.Conn, error) {
+		return redis.Dial("tcp", w.db.Server.Addr, redis.DialDatabase(w.db.Index),
+			redis.DialNetDial(func(network, addr string) (net.Conn, error) {
+				c, err := net.Dial(network, addr)
+				reading := &atomic.Bool{}
+				reading.Store(true)
+				return countingConn{c, &trips, reading}, err
+			}))
+	}}
+	defer pool.Close()
+	alerts := w.batchedRun(pool, lines)
 	return alerts, trips.Load()
 }
 
