@@ -255,3 +255,38 @@ func TestApplyChainedGuards(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyGuardOfTheWrongType: a guarded key of the wrong type (left by another tool) makes its
+// record a conflict; the records around it apply, and the items of all of them leave the
+// processing list as usual (nothing is written twice by a call aborted half-way).
+func TestApplyGuardOfTheWrongType(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	conn := db.Conn(t)
+	var records []model.Record
+	for i := 0; i < 10; i++ {
+		key := fmt.Sprintf("state:%d", i)
+		db.Do(t, "HSET", key, "revision", 1)
+		var r model.Record
+		r.Item = fmt.Sprintf("item-%d", i)
+		r.Guards = []model.Guard{{Key: key, Revision: 1}}
+		r.Ops.RPush("alerts", i)
+		records = append(records, r)
+		db.Do(t, "LPUSH", "processing", r.Item)
+	}
+	db.Do(t, "DEL", "state:4")
+	db.Do(t, "SET", "state:4", "not a hash")
+	got, err := model.Apply(conn, model.ApplyTarget{Processing: "processing"}, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := statuses(10, nil, map[int]bool{4: true})
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("statuses %v, want %v", got, want)
+	}
+	left, _ := redis.Strings(conn.Do("LRANGE", "processing", 0, -1))
+	alerts, _ := redis.Strings(conn.Do("LRANGE", "alerts", 0, -1))
+	if !reflect.DeepEqual(left, []string{"item-4"}) || len(alerts) != 9 {
+		t.Fatalf("processing list %v, alerts %v: want only item-4 left and nine alerts", left, alerts)
+	}
+}

@@ -300,6 +300,8 @@ func (b *batch) apply(segment []int, plans []*plan) {
 			b.fresh = segment[len(segment)-1] + 1
 		case model.Lost:
 			nt.log.Warn("notification was requeued by a peer that judged this instance dead; leaving it to the peer")
+			// its writes are not there, yet the shared view and the chain count on them
+			b.fresh = segment[len(segment)-1] + 1
 		default:
 			nt.observe(p, took)
 			b.alerts = append(b.alerts, p.alerts...)

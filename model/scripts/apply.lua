@@ -105,8 +105,11 @@ for i = 1, n do
       ok = 0
     elseif expected == '' then
       if some_exist and redis.call('EXISTS', ARGV[g]) == 1 then ok = 0 end
-    elseif (redis.call('HGET', ARGV[g], 'revision') or '0') ~= expected then
-      ok = 0
+    else
+      -- pcall: a guarded key of the wrong type (left by another tool) makes its record a
+      -- conflict, re-read by Go, instead of aborting the call after earlier records' writes
+      local rev = redis.pcall('HGET', ARGV[g], 'revision')
+      if type(rev) == 'table' or (rev or '0') ~= expected then ok = 0 end
     end
   end
   if ok == 1 and item ~= '' and processing ~= '' then
