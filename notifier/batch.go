@@ -1,7 +1,6 @@
 package notifier
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -57,50 +56,37 @@ func (nt *Notifier) routeBatch(conn redis.Conn, items []string) (Result, error) 
 
 // routeTogether routes notifications on shared reads, in segments.
 func (nt *Notifier) routeTogether(conn redis.Conn, items []string) (Result, error) {
-	var res Result
 	if len(items) == 1 {
-		alerts, err := nt.routeOne(conn, items[0])
-		if err == nil {
-			res.Finished, res.Alerts = 1, alerts
-		}
-		return res, err
+		return nt.routeEach(conn, items, nil)
 	}
-	started := time.Now()
-	now := nt.clock.Now()
-	b := &batch{nt: nt, conn: conn, now: now, started: started, chain: map[string]int64{}, fresh: -1}
+	started, now := time.Now(), nt.clock.Now()
 	plans, routings, err := nt.readBatch(conn, items, now)
-	switch {
-	case wrongType(err):
+	if wrongType(err) {
 		// a key of the wrong type: one by one, the notifications that read it are rejected
-		plans, b.fresh = make([]*plan, len(items)), 0
-		for i, raw := range items {
-			plans[i] = &plan{record: model.Record{Item: raw}}
-		}
-	case err != nil:
-		return res, err
+		return nt.routeEach(conn, items, nil)
 	}
+	if err != nil {
+		return Result{}, err
+	}
+	b := &batch{nt: nt, conn: conn, now: now, started: started, chain: map[string]int64{}, fresh: -1}
+	shared := len(plans) // plans from here on are routed on fresh reads
 	checks := map[string]bool{}
 	var segment []int
 	for i := 0; i < len(plans) && b.fresh < 0; i++ {
-		p := plans[i]
-		if p.notification != nil && involvesLadders(p.notification, routings[i]) {
+		n := plans[i].notification
+		if n != nil && involvesLadders(n, routings[i]) {
 			// ladders read contacts of their own: the shared view ends here
-			b.flush(segment, plans, routings)
-			segment = segment[:0]
-			if b.fresh < 0 {
-				b.fresh = i
-			}
+			shared = i
 			break
 		}
-		alone := p.notification != nil && rollsUp(routings[i])
-		repeated := p.notification != nil && checks[p.notification.EventID]
-		if alone || repeated {
+		alone := n != nil && rollsUp(routings[i])
+		if alone || (n != nil && checks[n.EventID]) {
 			b.flush(segment, plans, routings)
 			segment, checks = segment[:0], map[string]bool{}
 		}
 		segment = append(segment, i)
-		if p.notification != nil {
-			checks[p.notification.EventID] = true
+		if n != nil {
+			checks[n.EventID] = true
 		}
 		if alone {
 			b.flush(segment, plans, routings)
@@ -109,24 +95,33 @@ func (nt *Notifier) routeTogether(conn redis.Conn, items []string) (Result, erro
 	}
 	b.flush(segment, plans, routings)
 	if b.err != nil {
-		return res, b.err
+		return Result{}, b.err
 	}
-	// what the batch could not route on its reads is routed from fresh ones, one by one
-	rest := b.retry
 	if b.fresh < 0 {
-		b.fresh = len(plans)
+		b.fresh = shared
 	}
+	rest := b.retry
 	for _, p := range plans[b.fresh:] {
 		rest = append(rest, p.record.Item)
 	}
-	for _, raw := range rest {
-		alerts, err := nt.routeOne(conn, raw)
-		if err != nil {
-			return res, err
-		}
-		b.alerts = append(b.alerts, alerts...)
+	res, err := nt.routeEach(conn, rest, b.alerts)
+	if err != nil {
+		return Result{}, err
 	}
-	return Result{Finished: len(items), Alerts: b.alerts}, nil
+	res.Finished = len(items)
+	return res, nil
+}
+
+// routeEach routes items one by one on fresh reads, their alerts after alerts.
+func (nt *Notifier) routeEach(conn redis.Conn, items []string, alerts []schema.Alert) (Result, error) {
+	for _, raw := range items {
+		more, err := nt.routeOne(conn, raw)
+		if err != nil {
+			return Result{}, err
+		}
+		alerts = append(alerts, more...)
+	}
+	return Result{Finished: len(items), Alerts: alerts}, nil
 }
 
 // readBatch parses every item and reads the routing of every notification in one call, in
@@ -200,10 +195,11 @@ func (b *batch) flush(segment []int, plans []*plan, routings []model.Routing) {
 		return
 	}
 	nt := b.nt
+	ns := make([]*schema.Notification, len(segment))
 	cands := make([][]*candidate, len(segment))
 	routed := make([]bool, len(segment))
 	for k, i := range segment {
-		if plans[i].notification == nil {
+		if ns[k] = plans[i].notification; ns[k] == nil {
 			continue
 		}
 		if cands[k], routed[k], b.err = nt.route(b.conn, plans[i], routings[i], b.now); b.err != nil {
@@ -211,7 +207,7 @@ func (b *batch) flush(segment []int, plans []*plan, routings []model.Routing) {
 			return
 		}
 	}
-	if b.err = nt.readSegmentCandidates(b.conn, segment, plans, cands, b.now); b.err != nil {
+	if b.err = nt.readCandidates(b.conn, ns, cands, b.now); b.err != nil {
 		b.oneByOne(segment)
 		return
 	}
@@ -230,39 +226,6 @@ func (b *batch) oneByOne(segment []int) {
 		drain(b.conn)
 		b.err, b.fresh = nil, segment[0]
 	}
-}
-
-// readSegmentCandidates reads the interval keys and alerting sets of a segment's candidates in
-// one round trip, then what cleaning the alerting sets they change needs, in one more.
-func (nt *Notifier) readSegmentCandidates(conn redis.Conn, segment []int, plans []*plan, cands [][]*candidate, now time.Time) error {
-	reads := make([]*candidateReads, len(segment))
-	sent := false
-	for k, i := range segment {
-		if len(cands[k]) > 0 {
-			reads[k] = nt.sendCandidateReads(conn, plans[i].notification, cands[k], now)
-			sent = sent || !reads[k].empty()
-		}
-	}
-	if !sent {
-		return nil
-	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read interval keys and alerting sets: %w", err)
-	}
-	for _, r := range reads {
-		if r != nil {
-			if err := r.receive(conn); err != nil {
-				return err
-			}
-		}
-	}
-	var cleanings []cleaning
-	for k, r := range reads {
-		if r != nil {
-			cleanings = append(cleanings, cleaning{n: plans[segment[k]].notification, tracked: r.kept})
-		}
-	}
-	return nt.cleanAlerting(conn, cleanings, now)
 }
 
 // apply writes a segment's records in one apply, each guarded by the revisions its contacts had

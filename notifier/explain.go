@@ -149,7 +149,7 @@ func TestRules(conn redis.Conn, keys schema.Keys, cfg Config, q RulesQuery) (Rul
 	}
 	p := &plan{notification: &n, verdict: "routed"}
 	cands := nt.candidates(p, contacts, q.Entity, q.Time)
-	if err := nt.readCandidates(conn, &n, cands, q.Time); err != nil {
+	if err := nt.readCandidates(conn, []*schema.Notification{&n}, [][]*candidate{cands}, q.Time); err != nil {
 		return RulesAnswer{}, err
 	}
 	nt.decide(p, contacts, cands, q.Time)

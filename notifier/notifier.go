@@ -281,7 +281,7 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 	if err != nil || !routed {
 		return p, err
 	}
-	if err := nt.readCandidates(conn, p.notification, cands, now); err != nil {
+	if err := nt.readCandidates(conn, []*schema.Notification{p.notification}, [][]*candidate{cands}, now); err != nil {
 		return nil, err
 	}
 	nt.settle(p, cands, now)
@@ -468,23 +468,37 @@ func (nt *Notifier) suppressionKeys(n *schema.Notification, c *candidate, now ti
 }
 
 // readCandidates finds which candidates an interval suppresses or a rollup throttles, and reads
-// the alerting sets this notification changes of those contact_alert_state does not suppress,
-// in one round trip; then what cleaning those sets needs (cleanAlerting). A set is read even
-// when a drop_alerts_for_contact key turns out to suppress its candidate, and then dropped:
-// only manual hooks set those keys, so that is rare, and waiting for them would cost every
-// notification a round trip.
-func (nt *Notifier) readCandidates(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) error {
-	r := nt.sendCandidateReads(conn, n, cands, now)
-	if r.empty() {
+// the alerting sets each notification changes of those contact_alert_state does not suppress, in
+// one round trip for all of ns (cands[i] are ns[i]'s candidates); then what cleaning those sets
+// needs, in one more (cleanAlerting). A set is read even when a drop_alerts_for_contact key turns
+// out to suppress its candidate, and then dropped: only manual hooks set those keys, so that is
+// rare, and waiting for them would cost every notification a round trip.
+func (nt *Notifier) readCandidates(conn redis.Conn, ns []*schema.Notification, cands [][]*candidate, now time.Time) error {
+	reads := make([]*candidateReads, len(ns))
+	sent := false
+	for i, n := range ns {
+		if len(cands[i]) > 0 {
+			reads[i] = nt.sendCandidateReads(conn, n, cands[i], now)
+			sent = sent || len(reads[i].probes)+len(reads[i].tracked) > 0
+		}
+	}
+	if !sent {
 		return nil
 	}
 	if err := conn.Flush(); err != nil {
 		return fmt.Errorf("read interval keys and alerting sets: %w", err)
 	}
-	if err := r.receive(conn); err != nil {
-		return err
+	var cleanings []cleaning
+	for i, r := range reads {
+		if r == nil {
+			continue
+		}
+		if err := r.receive(conn); err != nil {
+			return err
+		}
+		cleanings = append(cleanings, cleaning{n: ns[i], tracked: r.kept})
 	}
-	return nt.cleanAlerting(conn, []cleaning{{n: n, tracked: r.kept}}, now)
+	return nt.cleanAlerting(conn, cleanings, now)
 }
 
 // candidateReads are one notification's reads of readCandidates, sent and not yet received, so
@@ -512,9 +526,6 @@ func (nt *Notifier) sendCandidateReads(conn redis.Conn, n *schema.Notification, 
 	}
 	return r
 }
-
-// empty reports whether nothing was sent.
-func (r *candidateReads) empty() bool { return len(r.probes) == 0 && len(r.tracked) == 0 }
 
 // receive reads the replies of what sendCandidateReads sent.
 func (r *candidateReads) receive(conn redis.Conn) error {
