@@ -186,6 +186,9 @@ type Guard struct {
 	Key      string
 	Revision int64
 	Absent   bool
+	// Keep leaves the revision where it is when the record applies: its writes change nothing
+	// a decision reads (tidying), so they must not make other writers' records conflict.
+	Keep bool
 }
 
 // Status is the outcome of one record.
@@ -261,8 +264,8 @@ func (o *Ops) bumpsRevision(key string) bool {
 }
 
 // Apply writes records in one atomic script and returns each one's status. Every guard's
-// revision moves on with an applied record: callers fold the new value into an HSET of theirs,
-// and Apply adds one where they did not. A record whose Absent guard's key exists is a
+// revision moves on with an applied record (unless the guard is Keep): callers fold the new
+// value into an HSET of theirs, and Apply adds one where they did not. A record whose Absent guard's key exists is a
 // conflict. Writes Redis refused (wrong key types) are returned as a *WriteError together with
 // the statuses: those records are finished anyway, so callers log the error and carry on.
 func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
@@ -272,7 +275,7 @@ func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 	for i := range records {
 		r := &records[i]
 		for _, g := range r.Guards {
-			if !g.Absent && !r.Ops.bumpsRevision(g.Key) {
+			if !g.Absent && !g.Keep && !r.Ops.bumpsRevision(g.Key) {
 				r.Ops.HSet(g.Key, "revision", g.Revision+1)
 			}
 		}

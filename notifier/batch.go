@@ -12,8 +12,8 @@ import (
 // Routing a batch. One call reads the routing (contacts, rules, alert state) of every
 // notification in the batch, each contact once. Notifications of different checks that involve
 // neither rollup nor escalation ladders are then routed together, as a segment: their interval
-// keys and alerting sets are read in one round trip, what cleaning those sets needs in one more,
-// and their writes go in one apply. Routing them one by one costs three to five round trips
+// keys and rollup media's alerting sets are read in one round trip, what cleaning those sets
+// needs in one more, and their writes go in one apply. Routing them one by one costs three to five round trips
 // each.
 //
 // The outcome is the one of routing them one by one, because the notifier's own writes are the
@@ -25,8 +25,8 @@ import (
 //     records leave it, so a write by anyone else since the read is a conflict;
 //   - the interval keys a notification probes and the explain record it writes are its own
 //     check's, and a second notification of a check in a segment starts the next one;
-//   - alerting sets of media without rollup: a notification adds its own check, and its cleaning
-//     removes the same members whichever notification cleans first;
+//   - alerting sets of media without rollup: a notification only adds its own check, and the
+//     sets are cleaned after the batch (tidyAlerting);
 //   - rollup (the alerting set and throttle of a medium) is read at the notification's turn,
 //     after the writes before it: such a notification is a segment alone.
 //
@@ -46,6 +46,7 @@ func (nt *Notifier) routeBatch(conn redis.Conn, items []string) (Result, error) 
 		part, err := nt.routeTogether(conn, items[:n])
 		res.Finished += part.Finished
 		res.Alerts = append(res.Alerts, part.Alerts...)
+		res.tidy = append(res.tidy, part.tidy...)
 		if err != nil {
 			return res, err
 		}
@@ -57,13 +58,13 @@ func (nt *Notifier) routeBatch(conn redis.Conn, items []string) (Result, error) 
 // routeTogether routes notifications on shared reads, in segments.
 func (nt *Notifier) routeTogether(conn redis.Conn, items []string) (Result, error) {
 	if len(items) == 1 {
-		return nt.routeEach(conn, items, nil)
+		return nt.routeEach(conn, items, Result{})
 	}
 	started, now := time.Now(), nt.clock.Now()
 	plans, routings, err := nt.readBatch(conn, items, now)
 	if wrongType(err) {
 		// a key of the wrong type: one by one, the notifications that read it are rejected
-		return nt.routeEach(conn, items, nil)
+		return nt.routeEach(conn, items, Result{})
 	}
 	if err != nil {
 		return Result{}, err
@@ -104,7 +105,7 @@ func (nt *Notifier) routeTogether(conn redis.Conn, items []string) (Result, erro
 	for _, p := range plans[b.fresh:] {
 		rest = append(rest, p.record.Item)
 	}
-	res, err := nt.routeEach(conn, rest, b.alerts)
+	res, err := nt.routeEach(conn, rest, Result{Alerts: b.alerts, tidy: b.tidy})
 	if err != nil {
 		return Result{}, err
 	}
@@ -112,16 +113,19 @@ func (nt *Notifier) routeTogether(conn redis.Conn, items []string) (Result, erro
 	return res, nil
 }
 
-// routeEach routes items one by one on fresh reads, their alerts after alerts.
-func (nt *Notifier) routeEach(conn redis.Conn, items []string, alerts []schema.Alert) (Result, error) {
+// routeEach routes items one by one on fresh reads, adding to what the batch routed before them.
+func (nt *Notifier) routeEach(conn redis.Conn, items []string, before Result) (Result, error) {
+	res := before
 	for _, raw := range items {
-		more, err := nt.routeOne(conn, raw)
+		alerts, tidy, err := nt.routeOne(conn, raw)
 		if err != nil {
 			return Result{}, err
 		}
-		alerts = append(alerts, more...)
+		res.Alerts = append(res.Alerts, alerts...)
+		res.tidy = append(res.tidy, tidy...)
 	}
-	return Result{Finished: len(items), Alerts: alerts}, nil
+	res.Finished = len(items)
+	return res, nil
 }
 
 // readBatch parses every item and reads the routing of every notification in one call, in
@@ -183,6 +187,7 @@ type batch struct {
 	started time.Time
 	chain   map[string]int64 // guarded key -> the revision the batch's applied records left it at
 	alerts  []schema.Alert
+	tidy    []alertingSet
 	retry   []string // items whose record conflicted, to route again
 	fresh   int      // from this plan on the shared reads no longer hold; -1 while they do
 	err     error
@@ -268,6 +273,7 @@ func (b *batch) apply(segment []int, plans []*plan) {
 		default:
 			nt.observe(p, took)
 			b.alerts = append(b.alerts, p.alerts...)
+			b.tidy = append(b.tidy, p.tidy...)
 		}
 	}
 }

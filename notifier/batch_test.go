@@ -147,6 +147,11 @@ func (c hookConn) Do(cmd string, args ...any) (any, error) {
 	return c.Conn.Do(cmd, args...)
 }
 
+func (c hookConn) Send(cmd string, args ...any) error {
+	c.hook(cmd, args)
+	return c.Conn.Send(cmd, args...)
+}
+
 func (c hookConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
 	c.hook(cmd, args)
 	return redis.DoContext(c.Conn, ctx, cmd, args...)
@@ -238,12 +243,12 @@ func TestAKeyOfTheWrongTypeRejectsOnlyItsNotification(t *testing.T) {
 			w := newWorld(t)
 			w.ncfg.BatchSize = batch
 			w.contact("ada", []string{"email=ada@example.com"})
-			w.contact("bob", []string{"email=bob@example.com"})
+			w.contact("bob", []string{"email=bob@example.com"}, rollupAt("email", 5))
 			w.entity("web-01", "ada")
 			w.entity("db-01", "ada")
 			w.entity("web-02", "bob")
 			w.db.Do(t, "SET", w.keys.ContactsFor("id-db-01"), "not a set")
-			w.db.Do(t, "SET", w.keys.AlertingChecks("bob", "email"), "not a sorted set") // web-02's failure cleans it
+			w.db.Do(t, "SET", w.keys.AlertingChecks("bob", "email"), "not a sorted set") // web-02's failure reads it for rollup
 			alerts, _ := w.countedRun(lines)
 			var sent []string
 			for _, a := range alerts {

@@ -58,8 +58,9 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 			default:
 				why = fmt.Sprintf("alerted (rollup threshold %d not reached: %d checks alerting)", c.alerting.threshold, len(rollup.remaining))
 			}
-		} else if c.alerting != nil {
-			nt.trackAlerting(ops, c, n, now)
+		} else if nt.keepsAlerting(p, c) {
+			ops.ZAdd(nt.keys.AlertingChecks(cid, c.medium), now.Unix(), n.EventID)
+			p.tidy = append(p.tidy, alertingSet{contact: cid, medium: c.medium})
 		}
 		queueName, ok := nt.cfg.MediaQueues[c.medium]
 		if !ok || queueName == "" {
@@ -148,21 +149,12 @@ func (nt *Notifier) writeRollup(ops *model.Ops, c *candidate, n *schema.Notifica
 	}
 }
 
-// trackAlerting keeps contact_alerting_checks of a medium without rollup current when a problem
-// is sent on it: the check is added, and the set is cleaned as a rollup medium's is (checks ok,
-// in maintenance, disabled or no longer the contact's leave it).
-func (nt *Notifier) trackAlerting(ops *model.Ops, c *candidate, n *schema.Notification, now time.Time) {
-	set := nt.keys.AlertingChecks(c.contact.ID, c.medium)
-	if addsToAlerting(n) && !c.alerting.remove[n.EventID] {
-		ops.ZAdd(set, now.Unix(), n.EventID)
-	}
-	if len(c.alerting.remove) > 0 {
-		var gone []any
-		for _, id := range slices.Sorted(maps.Keys(c.alerting.remove)) {
-			gone = append(gone, id)
-		}
-		ops.ZRem(set, gone...)
-	}
+// keepsAlerting reports whether a problem sent on a medium without rollup enters the medium's
+// alerting set (reference §3.6 step 1), which is then cleaned after the apply (tidyAlerting).
+// An escalation step's page never does: the check's own notifications keep the sets. Scratch
+// replays keep only the sets rollup needs.
+func (nt *Notifier) keepsAlerting(p *plan, c *candidate) bool {
+	return addsToAlerting(p.notification) && p.escalation == nil && !nt.cfg.RollupSetsOnly && !rolls(c)
 }
 
 // stopAlerting takes a recovered or acknowledged check out of the alerting sets of every medium

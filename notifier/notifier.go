@@ -171,6 +171,7 @@ func (nt *Notifier) ProcessNextResult(ctx context.Context, wait time.Duration) (
 type Result struct {
 	Finished int
 	Alerts   []schema.Alert
+	tidy     []alertingSet // sets the batch's applied problems added to, cleaned after it
 }
 
 // maxConflicts bounds re-decisions when other notifiers keep changing the same contacts.
@@ -183,10 +184,16 @@ func (nt *Notifier) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 		return Result{}, fmt.Errorf("route notifications: %w", err)
 	}
 	defer conn.Close()
-	return nt.routeBatch(conn, batch.Items)
+	res, err := nt.routeBatch(conn, batch.Items)
+	if err == nil {
+		nt.tidyAlerting(conn, res.tidy)
+	}
+	return res, err
 }
 
-func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, error) {
+// routeOne routes one notification on fresh reads, again after a conflict. It returns the alerts
+// queued and the alerting sets to tidy.
+func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, []alertingSet, error) {
 	started := time.Now()
 	for attempt := 0; attempt < maxConflicts; attempt++ {
 		now := nt.clock.Now()
@@ -196,11 +203,11 @@ func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, error
 			drain(conn)
 			plan = nt.reject(raw, fmt.Errorf("cannot be routed: %w", err), now)
 		} else if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		statuses, err := nt.apply(conn, []model.Record{plan.record})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		switch statuses[0] {
 		case model.Conflict:
@@ -208,12 +215,12 @@ func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, error
 			continue
 		case model.Lost:
 			nt.log.Warn("notification was requeued by a peer that judged this instance dead; leaving it to the peer")
-			return nil, nil
+			return nil, nil, nil
 		}
 		nt.observe(plan, time.Since(started))
-		return plan.alerts, nil
+		return plan.alerts, plan.tidy, nil
 	}
-	return nil, fmt.Errorf("route notification: contacts kept changing under %d re-reads", maxConflicts)
+	return nil, nil, fmt.Errorf("route notification: contacts kept changing under %d re-reads", maxConflicts)
 }
 
 // apply writes records, each atomically with the removal of its notification from the
@@ -239,6 +246,7 @@ type plan struct {
 	verdict      string // "routed", "no_contacts", "invalid", "marker"
 	skipped      []skip
 	sent         []skip              // why each alert went out, for explain
+	tidy         []alertingSet       // sets of media without rollup the plan adds its check to
 	rules        map[string][]string // contact -> what its rules did, for explain
 
 	// escalation: set when the plan fires an escalation step (its alerts carry it)
@@ -370,7 +378,7 @@ type candidate struct {
 	suppressed      bool
 	suppressedUntil int64 // when the notifier's own interval ends (0: a drop_alerts key says so)
 	throttled       bool
-	alerting        *alertingState // read when this notification changes the medium's alerting set
+	alerting        *alertingState // read when the medium rolls up: rollup decides on the set
 	interval        int64
 }
 
@@ -468,7 +476,7 @@ func (nt *Notifier) suppressionKeys(n *schema.Notification, c *candidate, now ti
 }
 
 // readCandidates finds which candidates an interval suppresses or a rollup throttles, and reads
-// the alerting sets each notification changes of those contact_alert_state does not suppress, in
+// the alerting sets of rollup media (tracks) of those contact_alert_state does not suppress, in
 // one round trip for all of ns (cands[i] are ns[i]'s candidates); then what cleaning those sets
 // needs, in one more (cleanAlerting). A set is read even when a drop_alerts_for_contact key turns
 // out to suppress its candidate, and then dropped: only manual hooks set those keys, so that is
@@ -510,11 +518,11 @@ type candidateReads struct {
 }
 
 // sendCandidateReads settles what contact_alert_state says and sends the rest of the reads
-// (EXISTS of each probe, ZRANGE of each alerting set the notification changes).
+// (EXISTS of each probe, ZRANGE of each alerting set rollup decides on).
 func (nt *Notifier) sendCandidateReads(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) *candidateReads {
 	r := &candidateReads{probes: nt.suppressionProbes(n, cands, now)}
 	for _, c := range cands {
-		if !c.suppressed && nt.tracks(n, c) {
+		if !c.suppressed && nt.tracks(c) {
 			r.tracked = append(r.tracked, c)
 		}
 	}

@@ -31,14 +31,11 @@ func rollsOn(c *model.Contact, medium string) bool {
 	return medium != "pagerduty" && c.RollupThresholds[medium] > 0
 }
 
-// tracks reports whether this notification changes the candidate's alerting set, which must
-// then be read and cleaned (reference §3.6 step 2): the sets of media with a rollup threshold,
-// and, for a problem, of media without: a set is cleaned whenever it can grow, so it holds only
-// checks that still alert (recoveries and acknowledgements of media without rollup are taken out
-// by decide, without reads). Scratch replays keep only the sets rollup needs.
-func (nt *Notifier) tracks(n *schema.Notification, c *candidate) bool {
-	return rolls(c) || (addsToAlerting(n) && !nt.cfg.RollupSetsOnly)
-}
+// tracks reports whether this notification's routing reads and cleans the candidate's alerting
+// set (reference §3.6 step 2): rollup decides on the cleaned set, so a medium with a rollup
+// threshold is read at its notification's turn. The sets of media without rollup decide nothing;
+// they are cleaned after the apply (tidyAlerting), off the alert's way.
+func (nt *Notifier) tracks(c *candidate) bool { return rolls(c) }
 
 // cleaning is one notification's candidates whose alerting sets it changes, read already.
 type cleaning struct {
@@ -47,8 +44,7 @@ type cleaning struct {
 }
 
 // cleanAlerting reads the facts needed to clean the tracked candidates' alerting sets of one or
-// more notifications (a batch's, in one read): every member's state and maintenance, whether it
-// is enabled, and whether the contact still cares about it.
+// more notifications (a batch's, in one read) and marks what each set loses.
 func (nt *Notifier) cleanAlerting(conn redis.Conn, cleanings []cleaning, now time.Time) error {
 	distinct := map[string]bool{}
 	for _, cl := range cleanings {
@@ -62,13 +58,39 @@ func (nt *Notifier) cleanAlerting(conn redis.Conn, cleanings []cleaning, now tim
 		}
 		distinct[cl.n.EventID] = true
 	}
-	if len(distinct) == 0 {
-		return nil
+	members, err := nt.readMembers(conn, distinct, now)
+	if err != nil {
+		return err
 	}
-	ids := slices.Sorted(maps.Keys(distinct))
-	reqs := make([]model.FactsRequest, 0, len(ids))
+	for _, cl := range cleanings {
+		for _, c := range cl.tracked {
+			c.alerting.facts = members.facts
+			candidates := c.alerting.members
+			if addsToAlerting(cl.n) {
+				candidates = append(candidates, cl.n.EventID)
+			}
+			c.alerting.remove = members.leaving(c.contact.ID, candidates, now)
+		}
+	}
+	return nil
+}
+
+// memberFacts is what cleaning alerting sets needs of their members: every member's state and
+// maintenance, whether it is enabled, and whether a contact still cares about it.
+type memberFacts struct {
+	facts      map[string]*model.CheckFacts
+	interested map[string][]string // check -> its contacts
+}
+
+// readMembers reads the facts of the checks in ids.
+func (nt *Notifier) readMembers(conn redis.Conn, ids map[string]bool, now time.Time) (memberFacts, error) {
+	if len(ids) == 0 {
+		return memberFacts{}, nil
+	}
+	sorted := slices.Sorted(maps.Keys(ids))
+	reqs := make([]model.FactsRequest, 0, len(sorted))
 	var valid []string
-	for _, id := range ids {
+	for _, id := range sorted {
 		e, ch, ok := schema.SplitCheckID(id)
 		if !ok {
 			continue
@@ -78,32 +100,27 @@ func (nt *Notifier) cleanAlerting(conn redis.Conn, cleanings []cleaning, now tim
 	}
 	facts, err := model.ReadFacts(conn, nt.keys, now, reqs)
 	if err != nil {
-		return err
+		return memberFacts{}, err
 	}
-	byID := make(map[string]*model.CheckFacts, len(facts))
+	m := memberFacts{facts: make(map[string]*model.CheckFacts, len(facts))}
 	for i := range facts {
-		byID[valid[i]] = &facts[i]
+		m.facts[valid[i]] = &facts[i]
 	}
-	interested, err := model.ContactIDsForFacts(conn, nt.keys, facts)
-	if err != nil {
-		return err
+	if m.interested, err = model.ContactIDsForFacts(conn, nt.keys, facts); err != nil {
+		return memberFacts{}, err
 	}
-	for _, cl := range cleanings {
-		for _, c := range cl.tracked {
-			c.alerting.facts = byID
-			c.alerting.remove = map[string]bool{}
-			candidates := c.alerting.members
-			if addsToAlerting(cl.n) {
-				candidates = append(candidates, cl.n.EventID)
-			}
-			for _, id := range candidates {
-				if shouldClean(byID[id], now.Unix(), contains(interested[id], c.contact.ID)) {
-					c.alerting.remove[id] = true
-				}
-			}
+	return m, nil
+}
+
+// leaving marks which of a contact's set members leave it when cleaned.
+func (m memberFacts) leaving(contactID string, members []string, now time.Time) map[string]bool {
+	remove := map[string]bool{}
+	for _, id := range members {
+		if shouldClean(m.facts[id], now.Unix(), contains(m.interested[id], contactID)) {
+			remove[id] = true
 		}
 	}
-	return nil
+	return remove
 }
 
 // addsToAlerting: problems enter the alerting set; recoveries, acknowledgements and tests don't.
