@@ -311,6 +311,10 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 		}
 		target := x.target
 		target.PerMinute, target.PerMinuteTTL = x.keys.EventsPerMinute(now), perMinuteTTL
+		if round == 0 && batch.Whole {
+			// every claimed item is in this round unless a check has two events: Apply checks
+			target.ListLen = len(batch.Items)
+		}
 		statuses, err := model.Apply(conn, target, records)
 		var refused *model.WriteError
 		if errors.As(err, &refused) {

@@ -16,7 +16,8 @@ import (
 // TestApplyFinishesItems applies batches against a processing list holding the batch, the batch
 // and later items, part of the batch (a peer requeued the rest), duplicates, and a list too long
 // to be rewritten, and checks each record's status, its writes, and exactly what stays claimed,
-// in order.
+// in order. With ListLen (a whole claimed batch) the items are left out of the call; when the
+// list or a guard moved, the call is sent again with them, with the same outcome.
 func TestApplyFinishesItems(t *testing.T) {
 	t.Parallel()
 	items := func(prefix string, n int) []string {
@@ -35,6 +36,8 @@ func TestApplyFinishesItems(t *testing.T) {
 		conflict map[int]bool
 		want     []model.Status
 		left     []string
+		listLen  int // model.ApplyTarget.ListLen
+		calls    int // script calls expected with listLen: 1 without items, 2 when sent again
 	}{
 		{name: "whole batch", list: reverse(items("a", 10)), batch: items("a", 10),
 			want: statuses(10, nil, nil), left: []string{}},
@@ -52,6 +55,19 @@ func TestApplyFinishesItems(t *testing.T) {
 			want:  statuses(8, map[int]bool{7: true}, nil), left: []string{"d", "e"}},
 		{name: "list too long (LREM)", list: append(reverse(items("later", 20)), reverse(items("a", 8))...),
 			batch: items("a", 8), want: statuses(8, nil, nil), left: reverse(items("later", 20))},
+		{name: "whole batch, items left out", list: reverse(items("a", 10)), batch: items("a", 10), listLen: 10, calls: 1,
+			want: statuses(10, nil, nil), left: []string{}},
+		{name: "whole batch of one, item left out", list: []string{"y"}, batch: []string{"y"}, listLen: 1, calls: 1,
+			want: []model.Status{model.Applied}, left: []string{}},
+		{name: "items left out, a conflict: sent again", list: reverse(items("a", 10)), batch: items("a", 10), listLen: 10, calls: 2,
+			conflict: map[int]bool{2: true, 5: true},
+			want:     statuses(10, nil, map[int]bool{2: true, 5: true}), left: []string{`{"item":"a5"}`, `{"item":"a2"}`}},
+		{name: "items left out, requeued by a peer: sent again", list: reverse(items("a", 10)[:6]), batch: items("a", 10), listLen: 10, calls: 2,
+			want: statuses(10, map[int]bool{6: true, 7: true, 8: true, 9: true}, nil), left: []string{}},
+		{name: "items left out, the list holds more: sent again", list: append([]string{"later1", "later0"}, reverse(items("a", 10))...),
+			batch: items("a", 10), listLen: 10, calls: 2, want: statuses(10, nil, nil), left: []string{"later1", "later0"}},
+		{name: "more items claimed than records: items sent", list: reverse(items("a", 10)), batch: items("a", 8), listLen: 10, calls: 1,
+			want: statuses(8, nil, nil), left: reverse(items("a", 10)[8:])},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -71,11 +87,21 @@ func TestApplyFinishesItems(t *testing.T) {
 					rev = 2
 				}
 				records[i] = model.Record{Item: it, Counter: "ok", Guards: []model.Guard{{Key: key, Revision: rev}}}
-				records[i].Ops.HSet(key, "summary", it)
+				records[i].Ops.HSet(key, "summary", "summary of "+it)
 			}
-			got, err := model.Apply(conn, model.ApplyTarget{Processing: processing, Counters: "event_counters"}, records)
+			var calls [][]any
+			got, err := model.Apply(argsConn{conn, &calls}, model.ApplyTarget{Processing: processing, Counters: "event_counters", ListLen: c.listLen}, records)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.listLen > 0 {
+				if len(calls) != c.calls {
+					t.Errorf("%d script calls, want %d", len(calls), c.calls)
+				}
+				leftOut := len(c.batch) == c.listLen
+				if sent := sendsItems(calls[0], c.batch); sent == leftOut {
+					t.Errorf("first call sent the items: %v, want %v", sent, !leftOut)
+				}
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("statuses %v, want %v", got, c.want)
@@ -90,7 +116,7 @@ func TestApplyFinishesItems(t *testing.T) {
 			applied := 0
 			for i, st := range got {
 				summary, _ := redis.String(conn.Do("HGET", fmt.Sprintf("check:e%d:c", i), "summary"))
-				if (st == model.Applied) != (summary == c.batch[i]) {
+				if (st == model.Applied) != (summary == "summary of "+c.batch[i]) {
 					t.Errorf("record %d (%v): summary %q", i, st, summary)
 				}
 				if st == model.Applied {
@@ -102,6 +128,32 @@ func TestApplyFinishesItems(t *testing.T) {
 			}
 		})
 	}
+}
+
+// argsConn keeps the arguments of every command it sends.
+type argsConn struct {
+	redis.Conn
+	calls *[][]any
+}
+
+func (c argsConn) Do(cmd string, args ...any) (any, error) {
+	reply, err := c.Conn.Do(cmd, args...)
+	if err == nil || !strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		*c.calls = append(*c.calls, append([]any(nil), args...)) // Apply recycles its arguments
+	}
+	return reply, err
+}
+
+// sendsItems reports whether args hold any of items.
+func sendsItems(args []any, items []string) bool {
+	for _, a := range args {
+		for _, it := range items {
+			if s, ok := a.(string); ok && s == it {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func reverse(s []string) []string {

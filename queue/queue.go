@@ -107,6 +107,10 @@ func (c *Consumer) Identity() Identity { return c.id }
 type Batch struct {
 	Items         []string
 	FirstSequence int64
+	// Whole: the processing list held these items and nothing else when they were claimed (or
+	// read), so finishing all of them at once may empty it without naming them
+	// (model.ApplyTarget.ListLen).
+	Whole bool
 }
 
 // Claim moves up to max items into the processing list without blocking.
@@ -127,18 +131,22 @@ func (c *Consumer) claim(ctx context.Context, max, alreadyMoved int) (Batch, err
 	if err != nil {
 		return Batch{}, fmt.Errorf("claim from %s: %w", c.spec.Source, err)
 	}
-	if len(reply) == 0 {
-		return Batch{}, errors.New("claim: empty reply")
+	if len(reply) < 2 {
+		return Batch{}, errors.New("claim: short reply")
 	}
 	first, err := redis.Int64(reply[0], nil)
 	if err != nil {
 		return Batch{}, fmt.Errorf("claim: sequence: %w", err)
 	}
-	items, err := redis.Strings(reply[1:], nil)
+	listed, err := redis.Int(reply[1], nil)
+	if err != nil {
+		return Batch{}, fmt.Errorf("claim: processing list length: %w", err)
+	}
+	items, err := redis.Strings(reply[2:], nil)
 	if err != nil {
 		return Batch{}, fmt.Errorf("claim: items: %w", err)
 	}
-	return Batch{Items: items, FirstSequence: first}, nil
+	return Batch{Items: items, FirstSequence: first, Whole: listed == len(items)+alreadyMoved}, nil
 }
 
 // wait blocks up to timeout until the queue has an item and moves that one item into the
@@ -201,7 +209,7 @@ func (c *Consumer) Next(ctx context.Context, max int, wait time.Duration) (Batch
 		c.unfinished = true
 		return Batch{Items: []string{first}}, nil
 	}
-	return Batch{Items: append([]string{first}, rest.Items...), FirstSequence: rest.FirstSequence}, nil
+	return Batch{Items: append([]string{first}, rest.Items...), FirstSequence: rest.FirstSequence, Whole: rest.Whole}, nil
 }
 
 // Pending returns what this instance has claimed and not finished, oldest first. Items found
@@ -219,7 +227,7 @@ func (c *Consumer) Pending(ctx context.Context) (Batch, error) {
 	for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
 		items[i], items[j] = items[j], items[i]
 	}
-	return Batch{Items: items}, nil
+	return Batch{Items: items, Whole: true}, nil
 }
 
 // Finish removes item from the processing list and, when record is not empty, pushes it onto

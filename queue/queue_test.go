@@ -36,8 +36,8 @@ func TestClaimTakesOldestFirstAndNumbersThem(t *testing.T) {
 	if want := []string{"e1", "e2", "e3"}; !reflect.DeepEqual(b.Items, want) {
 		t.Fatalf("claimed %v, want %v", b.Items, want)
 	}
-	if b.FirstSequence != 1 {
-		t.Fatalf("first sequence %d, want 1", b.FirstSequence)
+	if b.FirstSequence != 1 || !b.Whole {
+		t.Fatalf("first sequence %d, whole %v; want 1, the whole processing list", b.FirstSequence, b.Whole)
 	}
 	got, _ := redis.Strings(db.Do(t, "LRANGE", c.ProcessingKey(), 0, -1), nil)
 	if want := []string{"e3", "e2", "e1"}; !reflect.DeepEqual(got, want) {
@@ -47,8 +47,8 @@ func TestClaimTakesOldestFirstAndNumbersThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(b2.Items, []string{"e4"}) || b2.FirstSequence != 4 {
-		t.Fatalf("second claim %v seq %d, want [e4] seq 4", b2.Items, b2.FirstSequence)
+	if !reflect.DeepEqual(b2.Items, []string{"e4"}) || b2.FirstSequence != 4 || b2.Whole {
+		t.Fatalf("second claim %v seq %d whole %v, want [e4] seq 4 beside the first claim's items", b2.Items, b2.FirstSequence, b2.Whole)
 	}
 }
 
@@ -70,8 +70,8 @@ func TestNextBlocksUntilAnItemArrives(t *testing.T) {
 	if len(b.Items) == 0 || b.Items[0] != "late" {
 		t.Fatalf("got %v, want the pushed items starting with late", b.Items)
 	}
-	if b.FirstSequence != 1 {
-		t.Fatalf("first sequence %d, want 1", b.FirstSequence)
+	if b.FirstSequence != 1 || !b.Whole {
+		t.Fatalf("first sequence %d, whole %v; want 1, the whole processing list (BLMOVE's item and the claim's)", b.FirstSequence, b.Whole)
 	}
 }
 

@@ -11,6 +11,10 @@
 -- ARGV[4] per-minute counter (stats:events:YYYYMMDDHHMM) or ""
 -- ARGV[5] its expiry in seconds
 -- ARGV[6] number of records N
+-- ARGV[7] L > 0: the processing list holds exactly the records' items, L of them, and the items
+--         are left out (sent as ""); "0" otherwise. Such a call is all or nothing: when the list's
+--         length or any guard differs it writes nothing and returns the status ITEMS, and the
+--         caller sends it again with the items. Else every record applies and the list goes.
 -- Then N records: item, guard count G, G pairs (hash key, expected "revision" field value; a
 -- missing field reads as "0"; an empty expected value instead requires that the key does not
 -- exist), counter field ("" for none), op count M, then M ops each written
@@ -35,7 +39,8 @@ local allowed = {
 }
 local processing = ARGV[1]
 local n = tonumber(ARGV[6])
-local first = 7
+local whole = tonumber(ARGV[7])
+local first = 8
 
 -- refuse the whole batch before writing anything if it holds a command outside the list; gather
 -- the keys that must not exist on the way
@@ -67,11 +72,45 @@ for at = 1, #absent, 1000 do
   end
 end
 
+-- guardHolds reports whether the guard at ARGV[g] (key, expected revision or "" for absent) holds.
+local function guardHolds(g)
+  local expected = ARGV[g + 1]
+  if expected == '' then
+    return not (some_exist and redis.call('EXISTS', ARGV[g]) == 1)
+  end
+  -- pcall: a guarded key of the wrong type (left by another tool) makes its record a conflict,
+  -- re-read by Go, instead of aborting the call after earlier records' writes
+  local rev = redis.pcall('HGET', ARGV[g], 'revision')
+  return type(rev) ~= 'table' and (rev or '0') == expected
+end
+
+-- Items left out: every guard is checked before anything is written, so the call can still be
+-- refused whole. A guard of a key an earlier record bumps fails here and sends the call again
+-- with the items, where the chain is followed.
+if whole > 0 then
+  if redis.call('LLEN', processing) ~= whole then
+    return redis.status_reply('ITEMS')
+  end
+  local at = first
+  for i = 1, n do
+    local nguards = tonumber(ARGV[at + 1])
+    for g = at + 2, at + 2 * nguards, 2 do
+      if not guardHolds(g) then
+        return redis.status_reply('ITEMS')
+      end
+    end
+    at = at + 4 + 2 * nguards
+    for j = 1, tonumber(ARGV[at - 1]) do
+      at = at + 2 + tonumber(ARGV[at + 1])
+    end
+  end
+end
+
 -- claimed[item] counts the copies of item still in the processing list, when it was read whole
 local claimed = false
 local listed = {}
 local taken = 0
-if processing ~= '' and n >= 8 then
+if processing ~= '' and n >= 8 and whole == 0 then
   -- one element more than the bound tells a list too long for the rewrite
   listed = redis.call('LRANGE', processing, 0, 2 * n)
   if #listed <= 2 * n then
@@ -100,16 +139,10 @@ for i = 1, n do
   pos = pos + 2
   local ok = 1
   for g = guards_at, guards_at + 2 * nguards - 2, 2 do
-    local expected = ARGV[g + 1]
-    if unapplied[ARGV[g]] then
+    if whole > 0 then
+      break -- checked already
+    elseif unapplied[ARGV[g]] or not guardHolds(g) then
       ok = 0
-    elseif expected == '' then
-      if some_exist and redis.call('EXISTS', ARGV[g]) == 1 then ok = 0 end
-    else
-      -- pcall: a guarded key of the wrong type (left by another tool) makes its record a
-      -- conflict, re-read by Go, instead of aborting the call after earlier records' writes
-      local rev = redis.pcall('HGET', ARGV[g], 'revision')
-      if type(rev) == 'table' or (rev or '0') ~= expected then ok = 0 end
     end
   end
   if ok == 1 and item ~= '' and processing ~= '' then
@@ -151,7 +184,9 @@ for i = 1, n do
 end
 -- rewrite the processing list without the finished items, in its order (claimed now counts the
 -- copies of each item that stay)
-if taken > 0 then
+if whole > 0 then
+  redis.call('DEL', processing)
+elseif taken > 0 then
   redis.call('DEL', processing)
   if taken < #listed then
     local keep = {}

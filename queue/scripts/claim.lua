@@ -7,8 +7,9 @@
 -- ARGV[2] end of the source list consumers take from: "RIGHT" (LPUSH producers, the `events`
 --         list) or "LEFT" (RPUSH producers: `notifications` and the media queues)
 -- ARGV[3] items the caller already moved with BLMOVE just before; they are numbered first
--- Returns {first_sequence_number_or_0, item1, item2, ...}, oldest item first. The processing
--- list keeps the newest claim at its head.
+-- Returns {first_sequence_number_or_0, processing_list_length, item1, item2, ...}, oldest item
+-- first. The processing list keeps the newest claim at its head; its length after the claim tells
+-- the caller whether the list holds this claim's items and nothing else.
 local items = false
 if tonumber(ARGV[1]) > 0 then
   if ARGV[2] == 'RIGHT' then
@@ -28,8 +29,8 @@ local first = 0
 if KEYS[3] ~= '' and numbered > 0 then
   first = redis.call('INCRBY', KEYS[3], numbered) - numbered + 1
 end
-local out = {first}
+local out = {first, redis.call('LLEN', KEYS[2])}
 for i = 1, #items do
-  out[i + 1] = items[i]
+  out[i + 2] = items[i]
 end
 return out
