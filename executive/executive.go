@@ -234,6 +234,7 @@ type Result struct {
 type pendingEvent struct {
 	raw   string
 	seq   int64
+	slot  int // place in the claimed batch
 	event schema.Event
 }
 
@@ -295,6 +296,7 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 				g := model.NoWindowsGuards(x.keys, facts[i].ID)
 				decisions[i].record.Guards = append(decisions[i].record.Guards, g[:]...)
 			}
+			decisions[i].record.Slot = p.slot
 			records = append(records, decisions[i].record)
 			if decisions[i].touched {
 				indexes.Touch(p.event.Entity, p.event.Check)
@@ -374,10 +376,12 @@ func (x *Executive) parse(batch queue.Batch, now time.Time) ([]pendingEvent, []m
 		}
 		ev, err := schema.ParseEventString(raw)
 		if err != nil {
-			rejected = append(rejected, x.rejectRecord(raw, err, now))
+			rec := x.rejectRecord(raw, err, now)
+			rec.Slot = i
+			rejected = append(rejected, rec)
 			continue
 		}
-		pending = append(pending, pendingEvent{raw: raw, seq: seq, event: ev})
+		pending = append(pending, pendingEvent{raw: raw, seq: seq, slot: i, event: ev})
 	}
 	return pending, rejected
 }

@@ -172,6 +172,9 @@ func (o *Ops) HIncrBy(key, field string, by int64) { o.add("HINCRBY", key, field
 type Record struct {
 	// Item is the claimed payload to remove from the processing list ("" for none).
 	Item string
+	// Slot is the item's place in its claimed batch (0 = the oldest), which names it in the
+	// processing list when ApplyTarget.ListLen leaves the items out.
+	Slot int
 	// Guards are hashes whose "revision" field must still hold the value read, and keys that
 	// must still not exist.
 	Guards []Guard
@@ -212,9 +215,9 @@ type ApplyTarget struct {
 	PerMinute        string // stats:events:<minute> ("" for none)
 	PerMinuteTTL     int64
 	// ListLen > 0 says the processing list holds exactly the records' items, this many (a whole
-	// claimed batch). Apply then leaves the items out of the call, which is all or nothing: every
-	// record applies and the list goes, or, when the list or a guard moved, the call is sent
-	// again with the items. Receiving a batch's items back cost Redis ~1.2 µs per record.
+	// claimed batch), each record's at its Slot. Apply then leaves the items out of the call and
+	// names them by slot; when the list moved (a peer requeued it), the call is sent again with
+	// the items. Receiving a batch's items back cost Redis ~1.2 µs per record.
 	ListLen int
 }
 
@@ -231,9 +234,9 @@ func applyArgs(head int, t ApplyTarget, records []Record) []any {
 	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records), t.ListLen)
 	for i := range records {
 		r := &records[i]
-		item := r.Item
-		if t.ListLen > 0 {
-			item = ""
+		var item any = r.Item
+		if t.ListLen > 0 && r.Item != "" {
+			item = r.Slot
 		}
 		args = append(args, item, len(r.Guards))
 		for _, g := range r.Guards {
@@ -289,7 +292,7 @@ func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 			}
 		}
 	}
-	if t.ListLen > 0 && t.ListLen != itemCount(records) {
+	if t.ListLen > 0 && !slotsFill(records, t.ListLen) {
 		t.ListLen = 0
 	}
 	args := applyArgs(scriptHead, t, records)
@@ -311,15 +314,22 @@ func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 	return statuses, nil
 }
 
-// itemCount is the number of records that finish an item.
-func itemCount(records []Record) int {
-	n := 0
+// slotsFill reports whether the records with an item name each slot of a batch of n once.
+func slotsFill(records []Record, n int) bool {
+	seen := make([]bool, n)
+	count := 0
 	for i := range records {
-		if records[i].Item != "" {
-			n++
+		r := &records[i]
+		if r.Item == "" {
+			continue
 		}
+		if r.Slot < 0 || r.Slot >= n || seen[r.Slot] {
+			return false
+		}
+		seen[r.Slot] = true
+		count++
 	}
-	return n
+	return count == n
 }
 
 // decodeApply reads the apply script's reply: the statuses, and a *WriteError (with them)

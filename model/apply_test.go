@@ -16,8 +16,8 @@ import (
 // TestApplyFinishesItems applies batches against a processing list holding the batch, the batch
 // and later items, part of the batch (a peer requeued the rest), duplicates, and a list too long
 // to be rewritten, and checks each record's status, its writes, and exactly what stays claimed,
-// in order. With ListLen (a whole claimed batch) the items are left out of the call; when the
-// list or a guard moved, the call is sent again with them, with the same outcome.
+// in order. With ListLen (a whole claimed batch) the items are left out of the call and named by
+// their slots; when the list moved, the call is sent again with them, with the same outcome.
 func TestApplyFinishesItems(t *testing.T) {
 	t.Parallel()
 	items := func(prefix string, n int) []string {
@@ -59,7 +59,7 @@ func TestApplyFinishesItems(t *testing.T) {
 			want: statuses(10, nil, nil), left: []string{}},
 		{name: "whole batch of one, item left out", list: []string{"y"}, batch: []string{"y"}, listLen: 1, calls: 1,
 			want: []model.Status{model.Applied}, left: []string{}},
-		{name: "items left out, a conflict: sent again", list: reverse(items("a", 10)), batch: items("a", 10), listLen: 10, calls: 2,
+		{name: "items left out, conflicts stay claimed", list: reverse(items("a", 10)), batch: items("a", 10), listLen: 10, calls: 1,
 			conflict: map[int]bool{2: true, 5: true},
 			want:     statuses(10, nil, map[int]bool{2: true, 5: true}), left: []string{`{"item":"a5"}`, `{"item":"a2"}`}},
 		{name: "items left out, requeued by a peer: sent again", list: reverse(items("a", 10)[:6]), batch: items("a", 10), listLen: 10, calls: 2,
@@ -68,6 +68,8 @@ func TestApplyFinishesItems(t *testing.T) {
 			batch: items("a", 10), listLen: 10, calls: 2, want: statuses(10, nil, nil), left: []string{"later1", "later0"}},
 		{name: "more items claimed than records: items sent", list: reverse(items("a", 10)), batch: items("a", 8), listLen: 10, calls: 1,
 			want: statuses(8, nil, nil), left: reverse(items("a", 10)[8:])},
+		{name: "items left out, duplicates and a conflict", list: []string{"f", "e", "d", "e", "d"}, batch: []string{"d", "e", "d", "e", "f"},
+			listLen: 5, calls: 1, conflict: map[int]bool{2: true}, want: statuses(5, nil, map[int]bool{2: true}), left: []string{"d"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,7 +88,7 @@ func TestApplyFinishesItems(t *testing.T) {
 				if c.conflict[i] {
 					rev = 2
 				}
-				records[i] = model.Record{Item: it, Counter: "ok", Guards: []model.Guard{{Key: key, Revision: rev}}}
+				records[i] = model.Record{Item: it, Slot: i, Counter: "ok", Guards: []model.Guard{{Key: key, Revision: rev}}}
 				records[i].Ops.HSet(key, "summary", "summary of "+it)
 			}
 			var calls [][]any

@@ -11,10 +11,12 @@
 -- ARGV[4] per-minute counter (stats:events:YYYYMMDDHHMM) or ""
 -- ARGV[5] its expiry in seconds
 -- ARGV[6] number of records N
--- ARGV[7] L > 0: the processing list holds exactly the records' items, L of them, and the items
---         are left out (sent as ""); "0" otherwise. Such a call is all or nothing: when the list's
---         length or any guard differs it writes nothing and returns the status ITEMS, and the
---         caller sends it again with the items. Else every record applies and the list goes.
+-- ARGV[7] L > 0: the processing list holds exactly the records' items, L of them, and each item is
+--         left out: in its place the record sends its slot, the item's place in the claimed
+--         batch (0 = the oldest, at the list's tail). When the list's length differs nothing is
+--         written and the reply is the status ITEMS: the caller sends the call again with the
+--         items. Else the list goes, but for the items of records not applied, read by slot.
+--         "0": items are sent.
 -- Then N records: item, guard count G, G pairs (hash key, expected "revision" field value; a
 -- missing field reads as "0"; an empty expected value instead requires that the key does not
 -- exist), counter field ("" for none), op count M, then M ops each written
@@ -84,27 +86,13 @@ local function guardHolds(g)
   return type(rev) ~= 'table' and (rev or '0') == expected
 end
 
--- Items left out: every guard is checked before anything is written, so the call can still be
--- refused whole. A guard of a key an earlier record bumps fails here and sends the call again
--- with the items, where the chain is followed.
-if whole > 0 then
-  if redis.call('LLEN', processing) ~= whole then
-    return redis.status_reply('ITEMS')
-  end
-  local at = first
-  for i = 1, n do
-    local nguards = tonumber(ARGV[at + 1])
-    for g = at + 2, at + 2 * nguards, 2 do
-      if not guardHolds(g) then
-        return redis.status_reply('ITEMS')
-      end
-    end
-    at = at + 4 + 2 * nguards
-    for j = 1, tonumber(ARGV[at - 1]) do
-      at = at + 2 + tonumber(ARGV[at + 1])
-    end
-  end
+-- Items left out: the list holds the batch and nothing else, so every record's item is still
+-- claimed; a peer that requeued any of them would have shortened it.
+if whole > 0 and redis.call('LLEN', processing) ~= whole then
+  return redis.status_reply('ITEMS')
 end
+-- slots of the records not applied (items left out), whose items stay claimed
+local kept = {}
 
 -- claimed[item] counts the copies of item still in the processing list, when it was read whole
 local claimed = false
@@ -139,13 +127,15 @@ for i = 1, n do
   pos = pos + 2
   local ok = 1
   for g = guards_at, guards_at + 2 * nguards - 2, 2 do
-    if whole > 0 then
-      break -- checked already
-    elseif unapplied[ARGV[g]] or not guardHolds(g) then
+    if unapplied[ARGV[g]] or not guardHolds(g) then
       ok = 0
     end
   end
-  if ok == 1 and item ~= '' and processing ~= '' then
+  if whole > 0 then
+    if ok ~= 1 and item ~= '' then
+      kept[#kept + 1] = tonumber(item)
+    end
+  elseif ok == 1 and item ~= '' and processing ~= '' then
     if claimed then
       local c = claimed[item]
       if c and c > 0 then
@@ -185,7 +175,16 @@ end
 -- rewrite the processing list without the finished items, in its order (claimed now counts the
 -- copies of each item that stay)
 if whole > 0 then
+  -- in the list's order: the newest claim, the highest slot, at its head
+  table.sort(kept, function(a, b) return a > b end)
+  local keep = {}
+  for i, slot in ipairs(kept) do
+    keep[i] = redis.call('LINDEX', processing, -(slot + 1))
+  end
   redis.call('DEL', processing)
+  for at = 1, #keep, 1000 do
+    redis.call('RPUSH', processing, unpack(keep, at, math.min(at + 999, #keep)))
+  end
 elseif taken > 0 then
   redis.call('DEL', processing)
   if taken < #listed then
