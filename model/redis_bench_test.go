@@ -53,43 +53,60 @@ func redisCPU(b *testing.B, db *testredis.DB) float64 {
 }
 
 // BenchmarkApply applies batches of 256 ok events on ok checks through the apply script, with
-// their items in the processing list, and reports the Redis commands each record costs (the
-// guard HGET, the HSET; the items leave the list in one LRANGE and one DEL per batch).
+// their items in the processing list, and reports the Redis commands and Redis CPU each record
+// costs (the guard HGET, the HSET; the items leave the list in one LRANGE and one DEL per batch,
+// or, for a whole claimed batch whose items are left out, in one LLEN and one DEL).
 func BenchmarkApply(b *testing.B) {
-	db := testredis.New(b)
-	conn := db.Conn(b)
-	keys := schema.NewKeys("")
-	const n, processing = 256, "executive_processing:bench:1"
-	t := model.ApplyTarget{Processing: processing, Counters: keys.EventCounters()}
-	rev := int64(0)
-	b.ReportAllocs()
-	var calls int64
-	for b.Loop() {
-		b.StopTimer()
-		records := make([]model.Record, n)
-		items := make([]any, 0, n+1)
-		items = append(items, processing)
-		for i := range records {
-			r := &records[i]
-			r.Item, r.Counter = fmt.Sprintf(`{"entity":"host-%d.example.com","check":"HTTP","state":"ok","time":%d}`, i, rev), "ok"
-			key := keys.Check(schema.CheckID(fmt.Sprintf("host-%d.example.com", i), "HTTP"))
-			r.Guards = []model.Guard{{Key: key, Revision: rev}}
-			r.Ops.HSet(key, "last_update", rev, "revision", rev+1)
-			items = append(items, r.Item)
-		}
-		db.Do(b, "LPUSH", items...)
-		before := redisCalls(b, db)
-		b.StartTimer()
-		statuses, err := model.Apply(conn, t, records)
-		b.StopTimer()
-		calls += redisCalls(b, db) - before
-		b.StartTimer()
-		if err != nil || len(statuses) != n || statuses[n-1] != model.Applied {
-			b.Fatalf("statuses %v, %v", statuses, err)
-		}
-		rev++
+	for _, form := range []struct {
+		name  string
+		whole bool
+	}{{"items sent", false}, {"items left out", true}} {
+		b.Run(form.name, func(b *testing.B) {
+			db := testredis.New(b)
+			conn := db.Conn(b)
+			keys := schema.NewKeys("")
+			const n, processing = 256, "executive_processing:bench:1"
+			t := model.ApplyTarget{Processing: processing, Counters: keys.EventCounters()}
+			if form.whole {
+				t.ListLen = n
+			}
+			rev := int64(0)
+			b.ReportAllocs()
+			var calls int64
+			var cpu float64
+			for b.Loop() {
+				b.StopTimer()
+				records := make([]model.Record, n)
+				items := make([]any, 0, n+1)
+				items = append(items, processing)
+				for i := range records {
+					r := &records[i]
+					r.Item, r.Slot, r.Counter = fmt.Sprintf(`{"entity":"host-%d.example.com","check":"HTTP","type":"service","state":"ok","summary":"all good","time":%d}`, i, rev), i, "ok"
+					key := keys.Check(schema.CheckID(fmt.Sprintf("host-%d.example.com", i), "HTTP"))
+					r.Guards = []model.Guard{{Key: key, Revision: rev}}
+					r.Ops.HSet(key, "last_update", rev, "revision", rev+1)
+					items = append(items, r.Item)
+				}
+				db.Do(b, "LPUSH", items...)
+				before, cpuBefore := redisCalls(b, db), redisCPU(b, db)
+				b.StartTimer()
+				statuses, err := model.Apply(conn, t, records)
+				b.StopTimer()
+				calls += redisCalls(b, db) - before
+				cpu += redisCPU(b, db) - cpuBefore
+				b.StartTimer()
+				if err != nil || len(statuses) != n || statuses[n-1] != model.Applied {
+					b.Fatalf("statuses %v, %v", statuses, err)
+				}
+				if left, _ := redis.Int(db.Do(b, "LLEN", processing), nil); left != 0 {
+					b.Fatalf("%d items left claimed", left)
+				}
+				rev++
+			}
+			b.ReportMetric(float64(calls)/float64(b.N*n), "redis-calls/record")
+			b.ReportMetric(cpu/float64(b.N*n), "redis-µs/record")
+		})
 	}
-	b.ReportMetric(float64(calls)/float64(b.N*n), "redis-calls/record")
 }
 
 // BenchmarkReadFactsAlerting reads 300 failing checks as the notifier does to clean a contact's
