@@ -12,9 +12,8 @@ import (
 // Routing a batch. One call reads the routing (contacts, rules, alert state) of every
 // notification in the batch, each contact once. Notifications of different checks that involve
 // neither rollup nor escalation ladders are then routed together, as a segment: their interval
-// keys and rollup media's alerting sets are read in one round trip, what cleaning those sets
-// needs in one more, and their writes go in one apply. Routing them one by one costs three to five round trips
-// each.
+// keys are read in one round trip and their writes go in one apply. Routing them one by one
+// costs three round trips each, and five with rollup.
 //
 // The outcome is the one of routing them one by one, because the notifier's own writes are the
 // only thing a later notification of the batch would read differently:
