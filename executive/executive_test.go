@@ -1,0 +1,134 @@
+package executive
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/queue"
+)
+
+// TestAWholeBatchIsAppliedWithoutItsItems: a claimed batch that is the whole processing list is
+// applied without sending its events back to Redis (a malformed item is sent once, as the
+// rejected list's entry), and the list is empty afterwards; a batch in which a check has two
+// events is applied in rounds, with the items, as before. Either way every event is applied once
+// and nothing stays claimed.
+func TestAWholeBatchIsAppliedWithoutItsItems(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		items     []string
+		itemsSent bool
+	}{
+		{"one event per check and a malformed one", []string{
+			serviceEventFor("web-01", "HTTP", "ok"), serviceEventFor("web-01", "Disk", "critical"),
+			malformed, serviceEventFor("db-01", "MySQL", "warning")}, false},
+		{"a check with two events", []string{
+			serviceEventFor("web-01", "HTTP", "ok"), serviceEventFor("web-01", "HTTP", "critical"),
+			serviceEventFor("db-01", "MySQL", "warning")}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			var mu sync.Mutex
+			var scriptArgs [][]any
+			pool := &redis.Pool{Dial: func() (redis.Conn, error) {
+				conn, err := redis.Dial("tcp", h.db.Server.Addr, redis.DialDatabase(h.db.Index))
+				return recordingConn{conn, func(cmd string, args []any) {
+					if cmd == "EVALSHA" || cmd == "EVAL" {
+						mu.Lock()
+						scriptArgs = append(scriptArgs, append([]any(nil), args...))
+						mu.Unlock()
+					}
+				}}, err
+			}}
+			defer pool.Close()
+			x := New(Options{Pool: pool, Keys: h.keys, Config: DefaultConfig(), Clock: clock.NewFake(t0),
+				Identity: queue.Identity{Host: "test", PID: 2}, Version: "test"})
+			for _, it := range c.items {
+				h.db.Do(t, "LPUSH", h.keys.Events(), it)
+			}
+			batch, err := x.consumer.Next(context.Background(), 64, 0)
+			if err != nil || len(batch.Items) != len(c.items) || !batch.Whole {
+				t.Fatalf("claimed %d items (whole: %v, %v), want %d, the whole processing list", len(batch.Items), batch.Whole, err, len(c.items))
+			}
+			res, err := x.ProcessBatch(context.Background(), batch)
+			if err != nil || res.Finished != len(c.items) {
+				t.Fatalf("finished %d of %d (%v)", res.Finished, len(c.items), err)
+			}
+			if n, _ := redis.Int(h.db.Do(t, "LLEN", x.consumer.ProcessingKey()), nil); n != 0 {
+				t.Fatalf("%d items still claimed", n)
+			}
+			sent := false
+			for _, args := range scriptArgs {
+				for _, a := range args {
+					for _, it := range c.items {
+						if s, ok := a.(string); ok && s == it && it != malformed {
+							sent = true
+						}
+					}
+				}
+			}
+			if sent != c.itemsSent {
+				t.Fatalf("items sent back to Redis: %v, want %v", sent, c.itemsSent)
+			}
+			if state, _ := redis.String(h.db.Do(t, "HGET", h.keys.Check("db-01:MySQL"), "state"), nil); state != "warning" {
+				t.Fatalf("db-01:MySQL state %q, want warning", state)
+			}
+			if slices.Contains(c.items, malformed) {
+				if kept, _ := redis.Strings(h.db.Do(t, "LRANGE", h.keys.EventsRejected(t0), 0, -1), nil); !slices.Contains(kept, malformed) {
+					t.Fatalf("rejected list %q, want the malformed item", kept)
+				}
+			}
+		})
+	}
+}
+
+const malformed = `{"entity":"web-01"`
+
+// serviceEventFor is a service event of entity:check in state at t0.
+func serviceEventFor(entity, check, state string) string {
+	return fmt.Sprintf(`{"entity":%q,"check":%q,"type":"service","state":%q,"summary":"s","time":%d}`,
+		entity, check, state, t0.Unix())
+}
+
+// recordingConn calls hook before every command it sends.
+type recordingConn struct {
+	redis.Conn
+	hook func(cmd string, args []any)
+}
+
+func (c recordingConn) Do(cmd string, args ...any) (any, error) {
+	c.hook(cmd, args)
+	return c.Conn.Do(cmd, args...)
+}
+
+func (c recordingConn) Send(cmd string, args ...any) error {
+	c.hook(cmd, args)
+	return c.Conn.Send(cmd, args...)
+}
+
+func (c recordingConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
+	c.hook(cmd, args)
+	return redis.DoContext(c.Conn, ctx, cmd, args...)
+}
+
+func (c recordingConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
+	c.hook(cmd, args)
+	return redis.DoWithTimeout(c.Conn, timeout, cmd, args...)
+}
+
+func (c recordingConn) ReceiveContext(ctx context.Context) (any, error) {
+	return redis.ReceiveContext(c.Conn, ctx)
+}
+
+func (c recordingConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
+	return redis.ReceiveWithTimeout(c.Conn, timeout)
+}
