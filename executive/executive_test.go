@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -39,17 +38,13 @@ func TestAWholeBatchIsAppliedWithoutItsItems(t *testing.T) {
 			h := newHarness(t)
 			var mu sync.Mutex
 			var scriptArgs [][]any
-			pool := &redis.Pool{Dial: func() (redis.Conn, error) {
-				conn, err := redis.Dial("tcp", h.db.Server.Addr, redis.DialDatabase(h.db.Index))
-				return recordingConn{conn, func(cmd string, args []any) {
-					if cmd == "EVALSHA" || cmd == "EVAL" {
-						mu.Lock()
-						scriptArgs = append(scriptArgs, append([]any(nil), args...))
-						mu.Unlock()
-					}
-				}}, err
-			}}
-			defer pool.Close()
+			pool := h.db.HookedPool(t, func(cmd string, args []any) {
+				if cmd == "EVALSHA" || cmd == "EVAL" {
+					mu.Lock()
+					scriptArgs = append(scriptArgs, append([]any(nil), args...))
+					mu.Unlock()
+				}
+			})
 			x := New(Options{Pool: pool, Keys: h.keys, Config: DefaultConfig(), Clock: clock.NewFake(t0),
 				Identity: queue.Identity{Host: "test", PID: 2}, Version: "test"})
 			for _, it := range c.items {
@@ -97,38 +92,4 @@ const malformed = `{"entity":"web-01"`
 func serviceEventFor(entity, check, state string) string {
 	return fmt.Sprintf(`{"entity":%q,"check":%q,"type":"service","state":%q,"summary":"s","time":%d}`,
 		entity, check, state, t0.Unix())
-}
-
-// recordingConn calls hook before every command it sends.
-type recordingConn struct {
-	redis.Conn
-	hook func(cmd string, args []any)
-}
-
-func (c recordingConn) Do(cmd string, args ...any) (any, error) {
-	c.hook(cmd, args)
-	return c.Conn.Do(cmd, args...)
-}
-
-func (c recordingConn) Send(cmd string, args ...any) error {
-	c.hook(cmd, args)
-	return c.Conn.Send(cmd, args...)
-}
-
-func (c recordingConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
-	c.hook(cmd, args)
-	return redis.DoContext(c.Conn, ctx, cmd, args...)
-}
-
-func (c recordingConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
-	c.hook(cmd, args)
-	return redis.DoWithTimeout(c.Conn, timeout, cmd, args...)
-}
-
-func (c recordingConn) ReceiveContext(ctx context.Context) (any, error) {
-	return redis.ReceiveContext(c.Conn, ctx)
-}
-
-func (c recordingConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
-	return redis.ReceiveWithTimeout(c.Conn, timeout)
 }

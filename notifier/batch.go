@@ -59,7 +59,9 @@ func (nt *Notifier) routeTogether(conn redis.Conn, items []string) (Result, erro
 	if len(items) == 1 {
 		return nt.routeEach(conn, items, Result{})
 	}
-	started, now := time.Now(), nt.clock.Now()
+	now := nt.clock.Now()
+	// wall time, only for flapjack_notifier_routing_seconds: decisions take now from the clock
+	started := time.Now()
 	plans, routings, err := nt.readBatch(conn, items, now)
 	if wrongType(err) {
 		// a key of the wrong type: one by one, the notifications that read it are rejected

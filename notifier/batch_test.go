@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -110,20 +109,16 @@ func TestABatchThatConflictsIsRoutedAgain(t *testing.T) {
 		w.contact("ada", []string{"email=ada@example.com"})
 		w.entity("web-01", "ada")
 		fired := false
-		pool := &redis.Pool{Dial: func() (redis.Conn, error) {
-			c, err := redis.Dial("tcp", w.db.Server.Addr, redis.DialDatabase(w.db.Index))
-			return hookConn{c, func(cmd string, args []any) {
-				// the notifier's first apply of several records: another writer gets there first
-				if !interfere || fired || cmd != "EVALSHA" || len(args) < 8 {
-					return
-				}
-				if list, _ := args[2].(string); strings.HasPrefix(list, w.keys.Processing(notifier.Stage, "")) && args[7] != 1 {
-					fired = true
-					w.db.Do(t, "HINCRBY", w.keys.ContactAlertState("ada"), "revision", 1)
-				}
-			}}, err
-		}}
-		defer pool.Close()
+		pool := w.db.HookedPool(t, func(cmd string, args []any) {
+			// the notifier's first apply of several records: another writer gets there first
+			if !interfere || fired || cmd != "EVALSHA" || len(args) < 8 {
+				return
+			}
+			if list, _ := args[2].(string); strings.HasPrefix(list, w.keys.Processing(notifier.Stage, "")) && args[7] != 1 {
+				fired = true
+				w.db.Do(t, "HINCRBY", w.keys.ContactAlertState("ada"), "revision", 1)
+			}
+		})
 		return w.batchedRun(pool, lines), fired
 	}
 	want, _ := run(false)
@@ -134,40 +129,6 @@ func TestABatchThatConflictsIsRoutedAgain(t *testing.T) {
 	if len(want) != 8 || strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("with a conflicting writer:\n%s\nwithout:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-}
-
-// hookConn calls hook before every command it sends.
-type hookConn struct {
-	redis.Conn
-	hook func(cmd string, args []any)
-}
-
-func (c hookConn) Do(cmd string, args ...any) (any, error) {
-	c.hook(cmd, args)
-	return c.Conn.Do(cmd, args...)
-}
-
-func (c hookConn) Send(cmd string, args ...any) error {
-	c.hook(cmd, args)
-	return c.Conn.Send(cmd, args...)
-}
-
-func (c hookConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
-	c.hook(cmd, args)
-	return redis.DoContext(c.Conn, ctx, cmd, args...)
-}
-
-func (c hookConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
-	c.hook(cmd, args)
-	return redis.DoWithTimeout(c.Conn, timeout, cmd, args...)
-}
-
-func (c hookConn) ReceiveContext(ctx context.Context) (any, error) {
-	return redis.ReceiveContext(c.Conn, ctx)
-}
-
-func (c hookConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
-	return redis.ReceiveWithTimeout(c.Conn, timeout)
 }
 
 // batchedRun replays lines through pool with the events of a second batched, as whatif does,

@@ -194,7 +194,7 @@ func (nt *Notifier) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 // routeOne routes one notification on fresh reads, again after a conflict. It returns the alerts
 // queued and the alerting sets to tidy.
 func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, []alertingSet, error) {
-	started := time.Now()
+	started := time.Now() // wall time, only for flapjack_notifier_routing_seconds
 	for attempt := 0; attempt < maxConflicts; attempt++ {
 		now := nt.clock.Now()
 		plan, err := nt.plan(conn, raw, now)

@@ -17,14 +17,6 @@ func staleAlerting(t *testing.T, w *world) {
 	w.db.Do(t, "ZADD", w.keys.AlertingChecks("ada", "email"), 0, "web-01:gone", 0, "web-01:Disk")
 }
 
-// hookedPool is a pool of w's database whose connections call hook before every command.
-func hookedPool(w *world, hook func(cmd string, args []any)) *redis.Pool {
-	return &redis.Pool{Dial: func() (redis.Conn, error) {
-		c, err := redis.Dial("tcp", w.db.Server.Addr, redis.DialDatabase(w.db.Index))
-		return hookConn{c, hook}, err
-	}}
-}
-
 // TestAlertingSetsAreCleanedAfterTheAlert: on a medium without rollup, a problem's alert is on
 // the medium's queue before the set is read for cleaning, and the set is clean once the batch is
 // routed: the members that stopped alerting are gone, the failing check is in.
@@ -34,12 +26,11 @@ func TestAlertingSetsAreCleanedAfterTheAlert(t *testing.T) {
 	staleAlerting(t, w)
 	set, queue := w.keys.AlertingChecks("ada", "email"), w.keys.Queue(w.ncfg.MediaQueues["email"])
 	queuedAtRead := int64(-1)
-	pool := hookedPool(w, func(cmd string, args []any) {
+	pool := w.db.HookedPool(t, func(cmd string, args []any) {
 		if cmd == "ZRANGE" && len(args) > 0 && args[0] == set && queuedAtRead < 0 {
 			queuedAtRead, _ = redis.Int64(w.db.Do(t, "LLEN", queue), nil)
 		}
 	})
-	defer pool.Close()
 	alerts := w.batchedRun(pool, []string{ev(10, "web-01", "HTTP", "critical")})
 	if len(alerts) != 1 || !strings.HasPrefix(alerts[0], "ada:email:problem") {
 		t.Fatalf("alerts %q, want ada's email problem", alerts)
@@ -58,7 +49,7 @@ func TestCleaningAlertingSetsKeepsAChecksReturn(t *testing.T) {
 	w := newWorld(t)
 	staleAlerting(t, w)
 	fired := false
-	pool := hookedPool(w, func(cmd string, args []any) {
+	pool := w.db.HookedPool(t, func(cmd string, args []any) {
 		// the cleaning's apply: no processing list, one ZREM
 		if fired || cmd != "EVALSHA" || len(args) < 3 || args[2] != "" || !containsArg(args, "ZREM") {
 			return
@@ -67,7 +58,6 @@ func TestCleaningAlertingSetsKeepsAChecksReturn(t *testing.T) {
 		w.db.Do(t, "ZADD", w.keys.AlertingChecks("ada", "email"), 10, "web-01:Disk")
 		w.db.Do(t, "HINCRBY", w.keys.ContactAlertState("ada"), "revision", 1)
 	})
-	defer pool.Close()
 	w.batchedRun(pool, []string{ev(10, "web-01", "HTTP", "critical")})
 	if !fired {
 		t.Fatal("the set was never cleaned")
