@@ -287,7 +287,7 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 		}
 		decisions := make([]decision, len(current))
 		records := make([]model.Record, 0, len(current)+len(rejected)+2)
-		indexes := model.NewIndexes(now.Unix())
+		indexes := model.NewIndexes(x.keys, now.Unix())
 		for i := range current {
 			p := &current[i]
 			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq, &view)
@@ -303,16 +303,12 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 			}
 		}
 		records = append(records, rejected...)
-		var touch model.Record
-		indexes.Ops(x.keys, &touch.Ops)
-		if touch.Ops.Len() > 0 {
-			records = append(records, touch)
-		}
 		if x.cfg.ArchiveEvents && round == 0 {
 			records = append(records, x.archiveRecord(batch.Items, now))
 		}
 		target := x.target
 		target.PerMinute, target.PerMinuteTTL = x.keys.EventsPerMinute(now), perMinuteTTL
+		target.Indexes = indexes
 		if round == 0 && batch.Whole {
 			// every claimed item is in this round unless a check has two events: Apply checks
 			target.ListLen = len(batch.Items)

@@ -219,6 +219,9 @@ type ApplyTarget struct {
 	// names them by slot; when the list moved (a peer requeued it), the call is sent again with
 	// the items. Receiving a batch's items back cost Redis ~1.2 µs per record.
 	ListLen int
+	// Indexes are the checks to mark current, written with the records whatever their statuses
+	// (nil for none).
+	Indexes *Indexes
 }
 
 // ApplyArgs builds the script arguments; exposed for pipelining several stages' writes.
@@ -226,17 +229,21 @@ func ApplyArgs(t ApplyTarget, records []Record) []any { return applyArgs(0, t, r
 
 // applyArgs builds the script arguments after head free values.
 func applyArgs(head int, t ApplyTarget, records []Record) []any {
-	size := head + 6
+	size := head + 8 + t.Indexes.size()
 	for i := range records {
 		size += 4 + 2*len(records[i].Guards) + len(records[i].Ops.args)
 	}
 	args := newArgs(size)[:head]
-	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records), t.ListLen)
+	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records), t.ListLen, t.Indexes.touched())
 	for i := range records {
 		r := &records[i]
 		var item any = r.Item
 		if t.ListLen > 0 && r.Item != "" {
 			item = r.Slot
+		}
+		if r.shortForm() {
+			args = r.appendShort(args, item)
+			continue
 		}
 		args = append(args, item, len(r.Guards))
 		for _, g := range r.Guards {
@@ -249,7 +256,42 @@ func applyArgs(head int, t ApplyTarget, records []Record) []any {
 		args = append(args, r.Counter, r.Ops.n)
 		args = append(args, r.Ops.args...)
 	}
-	return args
+	return t.Indexes.args(args)
+}
+
+// shortForm reports whether r can go in the apply script's short form: its first guard a
+// revision on the hash its first write HSETs, every other guard a key that must not exist.
+func (r *Record) shortForm() bool {
+	if len(r.Guards) == 0 || r.Ops.n == 0 || r.Guards[0].Absent {
+		return false
+	}
+	if cmd, _ := r.Ops.args[0].(string); cmd != "HSET" {
+		return false
+	}
+	if key, _ := r.Ops.args[2].(string); key != r.Guards[0].Key {
+		return false
+	}
+	for _, g := range r.Guards[1:] {
+		if !g.Absent {
+			return false
+		}
+	}
+	return true
+}
+
+// appendShort appends r in the short form: the guarded hash and its revision, the absent keys,
+// the counter, the first HSET's values without its command and key, then the other ops.
+func (r *Record) appendShort(args []any, item any) []any {
+	g := r.Guards[0]
+	args = append(args, item, "H", g.Key, strconv.FormatInt(g.Revision, 10), len(r.Guards)-1)
+	for _, a := range r.Guards[1:] {
+		args = append(args, a.Key)
+	}
+	n := r.Ops.args[1].(int)
+	args = append(args, r.Counter, n-1)
+	args = append(args, r.Ops.args[3:2+n]...)
+	args = append(args, r.Ops.n-1)
+	return append(args, r.Ops.args[2+n:]...)
 }
 
 // WriteError reports writes Redis refused inside an otherwise applied batch.
@@ -281,7 +323,7 @@ func (o *Ops) bumpsRevision(key string) bool {
 // conflict. Writes Redis refused (wrong key types) are returned as a *WriteError together with
 // the statuses: those records are finished anyway, so callers log the error and carry on.
 func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
-	if len(records) == 0 {
+	if len(records) == 0 && t.Indexes.touched() == 0 {
 		return nil, nil
 	}
 	for i := range records {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/schema"
 )
 
 // TestApplyFinishesItems applies batches against a processing list holding the batch, the batch
@@ -182,11 +183,27 @@ func statuses(n int, lost, conflict map[int]bool) []model.Status {
 	return out
 }
 
+// forms are the two ways the apply script takes a record: short (the guarded hash's HSET first)
+// and generic (here another write first). Tests of guards run in both.
+var forms = []struct {
+	name  string
+	short bool
+}{{"short form", true}, {"generic form", false}}
+
 // TestApplyAbsentGuards: a record guarded by keys that must not exist is applied while none of
 // them exists, and is a conflict (nothing written, no revision moved) once one does, whichever
 // of its keys it is and whatever other records of the batch hold.
 func TestApplyAbsentGuards(t *testing.T) {
 	t.Parallel()
+	for _, form := range forms {
+		t.Run(form.name, func(t *testing.T) {
+			t.Parallel()
+			testApplyAbsentGuards(t, form.short)
+		})
+	}
+}
+
+func testApplyAbsentGuards(t *testing.T, short bool) {
 	cases := []struct {
 		name     string
 		existing []string // keys created before the apply
@@ -211,6 +228,9 @@ func TestApplyAbsentGuards(t *testing.T) {
 				db.Do(t, "HSET", key, "revision", 3)
 				records[i].Guards = []model.Guard{{Key: key, Revision: 3},
 					{Key: fmt.Sprintf("windows:%d:a", i), Absent: true}, {Key: fmt.Sprintf("windows:%d:b", i), Absent: true}}
+				if !short {
+					records[i].Ops.RPush("log", i)
+				}
 				records[i].Ops.HSet(key, "summary", "applied", "revision", 4)
 			}
 			got, err := model.Apply(conn, model.ApplyTarget{}, records)
@@ -219,6 +239,10 @@ func TestApplyAbsentGuards(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("statuses %v, want %v", got, c.want)
+			}
+			logged, _ := redis.Int(conn.Do("LLEN", "log"))
+			if want := 3 - len(c.existing); !short && logged != want {
+				t.Errorf("%d records' other writes done, want %d", logged, want)
 			}
 			for i, st := range got {
 				fields, _ := redis.StringMap(conn.Do("HGETALL", fmt.Sprintf("check:e%d:c", i)))
@@ -271,6 +295,15 @@ func TestApplyReportsRefusedWrites(t *testing.T) {
 // the same key is, even when someone else's write moved the revision to what it expects.
 func TestApplyChainedGuards(t *testing.T) {
 	t.Parallel()
+	for _, form := range forms {
+		t.Run(form.name, func(t *testing.T) {
+			t.Parallel()
+			testApplyChainedGuards(t, form.short)
+		})
+	}
+}
+
+func testApplyChainedGuards(t *testing.T, short bool) {
 	cases := []struct {
 		name  string
 		start int64 // the key's revision when the apply runs (the records were decided at 3)
@@ -291,6 +324,9 @@ func TestApplyChainedGuards(t *testing.T) {
 			for i := int64(0); i < 3; i++ {
 				var r model.Record
 				r.Guards = []model.Guard{{Key: "state:ada", Revision: 3 + i}}
+				if short {
+					r.Ops.HSet("state:ada", "revision", 4+i)
+				}
 				r.Ops.RPush("alerts", fmt.Sprintf("ada %d", i))
 				records = append(records, r)
 			}
@@ -306,6 +342,16 @@ func TestApplyChainedGuards(t *testing.T) {
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("statuses %v, want %v", got, c.want)
 			}
+			alerts, _ := redis.Strings(conn.Do("LRANGE", "alerts", 0, -1))
+			var want []string
+			for i, st := range c.want[:3] {
+				if st == model.Applied {
+					want = append(want, fmt.Sprintf("ada %d", i))
+				}
+			}
+			if want = append(want, "bob"); !reflect.DeepEqual(alerts, want) {
+				t.Errorf("alerts %q, want %q", alerts, want)
+			}
 		})
 	}
 }
@@ -315,6 +361,15 @@ func TestApplyChainedGuards(t *testing.T) {
 // processing list as usual (nothing is written twice by a call aborted half-way).
 func TestApplyGuardOfTheWrongType(t *testing.T) {
 	t.Parallel()
+	for _, form := range forms {
+		t.Run(form.name, func(t *testing.T) {
+			t.Parallel()
+			testApplyGuardOfTheWrongType(t, form.short)
+		})
+	}
+}
+
+func testApplyGuardOfTheWrongType(t *testing.T, short bool) {
 	db := testredis.New(t)
 	conn := db.Conn(t)
 	var records []model.Record
@@ -324,6 +379,9 @@ func TestApplyGuardOfTheWrongType(t *testing.T) {
 		var r model.Record
 		r.Item = fmt.Sprintf("item-%d", i)
 		r.Guards = []model.Guard{{Key: key, Revision: 1}}
+		if short {
+			r.Ops.HSet(key, "revision", 2)
+		}
 		r.Ops.RPush("alerts", i)
 		records = append(records, r)
 		db.Do(t, "LPUSH", "processing", r.Item)
@@ -342,5 +400,59 @@ func TestApplyGuardOfTheWrongType(t *testing.T) {
 	alerts, _ := redis.Strings(conn.Do("LRANGE", "alerts", 0, -1))
 	if !reflect.DeepEqual(left, []string{"item-4"}) || len(alerts) != 9 {
 		t.Fatalf("processing list %v, alerts %v: want only item-4 left and nine alerts", left, alerts)
+	}
+}
+
+// TestApplyWritesIndexes: the checks of a batch are marked current in all four indexes with the
+// batch's score, in slices when they are many (a batch of up to 10,000 checks once overflowed
+// the Lua stack as one ZADD), whatever the records' statuses; an index of the wrong type is
+// reported and the rest is written.
+func TestApplyWritesIndexes(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	conn := db.Conn(t)
+	keys := schema.NewKeys("")
+	const now = 1767607200
+	db.Do(t, "HSET", "check:moved", "revision", 5)
+	db.Do(t, "SET", keys.CurrentChecks("wrong.example.com"), "a string")
+	idx := model.NewIndexes(keys, now)
+	for i := 0; i < 4600; i++ {
+		idx.Touch("big.example.com", fmt.Sprintf("check %d", i))
+	}
+	for i := 0; i < 700; i++ {
+		idx.Touch(fmt.Sprintf("host-%d.example.com", i), "PING")
+	}
+	idx.Touch("wrong.example.com", "PING")
+	records := []model.Record{{Guards: []model.Guard{{Key: "check:moved", Revision: 4}}}}
+	records[0].Ops.HSet("check:moved", "state", "critical")
+	got, err := model.Apply(conn, model.ApplyTarget{Indexes: idx}, records)
+	var refused *model.WriteError
+	if !errors.As(err, &refused) || len(refused.Messages) != 1 ||
+		!strings.HasPrefix(refused.Messages[0], "indexes: ZADD current_checks:wrong.example.com: WRONGTYPE") {
+		t.Fatalf("error %v, want the ZADD of current_checks:wrong.example.com refused", err)
+	}
+	if !reflect.DeepEqual(got, []model.Status{model.Conflict}) {
+		t.Errorf("statuses %v, want the record's conflict", got)
+	}
+	for key, want := range map[string]int{
+		keys.AllChecks(): 5301, keys.CurrentEntities(): 702,
+		keys.AllChecksFor("big.example.com"): 4600, keys.CurrentChecks("big.example.com"): 4600,
+		keys.AllChecksFor("host-699.example.com"): 1, keys.CurrentChecks("host-0.example.com"): 1,
+		keys.AllChecksFor("wrong.example.com"): 1,
+	} {
+		if n, _ := redis.Int(conn.Do("ZCARD", key)); n != want {
+			t.Errorf("%s holds %d members, want %d", key, n, want)
+		}
+		if n, _ := redis.Int(conn.Do("ZCOUNT", key, now, now)); n != want {
+			t.Errorf("%s holds %d members scored %d, want %d", key, n, now, want)
+		}
+	}
+	for key, member := range map[string]string{
+		keys.AllChecks(): "big.example.com:check 4599", keys.CurrentEntities(): "host-350.example.com",
+		keys.CurrentChecks("big.example.com"): "check 0",
+	} {
+		if _, err := redis.Int64(conn.Do("ZSCORE", key, member)); err != nil {
+			t.Errorf("%s has no member %q: %v", key, member, err)
+		}
 	}
 }

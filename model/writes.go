@@ -204,38 +204,60 @@ func (w *CheckWriter) PushNotification(queue string, payload []byte) {
 	w.Ops.RPush(queue, payload)
 }
 
-// Indexes gathers the "this check is current" writes of many checks touched at one instant, so a
-// batch sends one multi-member ZADD per index instead of four per event (reference §2.3).
+// Indexes gathers the "this check is current" writes of many checks touched at one instant
+// (reference §2.3), which Apply sends in a section of their own (ApplyTarget.Indexes): each
+// check's id and name once, the script adding the score and writing one multi-member ZADD per
+// index. As four ZADD ops per entity with every score and name in them, they cost Redis about as
+// much as the rest of an ok result's writes.
 type Indexes struct {
-	now      any // boxed once: each touched check adds it twice
-	checks   []any
-	entities map[string][]any
+	keys     schema.Keys
+	now      int64
+	ids      []any // check ids, for all_checks
 	order    []string
+	entities map[string][]any // check names per entity, for all_checks:ENTITY and current_checks:ENTITY
 }
 
 // NewIndexes starts gathering for instant now.
-func NewIndexes(now int64) *Indexes { return &Indexes{now: now, entities: map[string][]any{}} }
+func NewIndexes(keys schema.Keys, now int64) *Indexes {
+	return &Indexes{keys: keys, now: now, entities: map[string][]any{}}
+}
 
 // Touch adds entity:check.
 func (x *Indexes) Touch(entity, check string) {
-	x.checks = append(x.checks, x.now, schema.CheckID(entity, check))
+	x.ids = append(x.ids, schema.CheckID(entity, check))
 	if _, seen := x.entities[entity]; !seen {
 		x.order = append(x.order, entity)
 	}
-	x.entities[entity] = append(x.entities[entity], x.now, check)
+	x.entities[entity] = append(x.entities[entity], check)
 }
 
-// Ops appends the gathered writes.
-func (x *Indexes) Ops(keys schema.Keys, ops *Ops) {
-	if len(x.checks) == 0 {
-		return
+// touched is how many checks were touched (0 for a nil x).
+func (x *Indexes) touched() int {
+	if x == nil {
+		return 0
 	}
-	ops.add("ZADD", append([]any{keys.AllChecks()}, x.checks...)...)
-	entities := make([]any, 0, 2*len(x.order))
+	return len(x.ids)
+}
+
+// size is the number of script arguments args appends.
+func (x *Indexes) size() int {
+	if x.touched() == 0 {
+		return 0
+	}
+	return 4 + 2*len(x.ids) + 4*len(x.order)
+}
+
+// args appends the apply script's index section (see apply.lua).
+func (x *Indexes) args(args []any) []any {
+	if x.touched() == 0 {
+		return args
+	}
+	keys := x.keys
+	args = append(args, keys.AllChecks(), keys.CurrentEntities(), x.now, len(x.order))
+	args = append(args, x.ids...)
 	for _, e := range x.order {
-		ops.add("ZADD", append([]any{keys.AllChecksFor(e)}, x.entities[e]...)...)
-		ops.add("ZADD", append([]any{keys.CurrentChecks(e)}, x.entities[e]...)...)
-		entities = append(entities, x.now, e)
+		args = append(args, e, keys.AllChecksFor(e), keys.CurrentChecks(e), len(x.entities[e]))
+		args = append(args, x.entities[e]...)
 	}
-	ops.add("ZADD", append([]any{keys.CurrentEntities()}, entities...)...)
+	return args
 }
