@@ -86,6 +86,35 @@ func TestAWholeBatchIsAppliedWithoutItsItems(t *testing.T) {
 	}
 }
 
+// TestALargeBatchMarksEveryCheckCurrent: a batch of the largest size the settings allow, each
+// event for a check of its own, is processed in one go and leaves every check in the four
+// indexes. The index writes once went to Redis as one ZADD per index, which the apply script
+// could not unpack beyond ~4,000 checks: the batch failed and was retried forever.
+func TestALargeBatchMarksEveryCheckCurrent(t *testing.T) {
+	t.Parallel()
+	const n = 10000
+	h := newHarness(t, func(c *Config) { c.BatchSize = n })
+	events := make([]any, 0, n+1)
+	events = append(events, h.keys.Events())
+	for i := 0; i < n; i++ {
+		events = append(events, serviceEventFor(fmt.Sprintf("host-%d", i/4), fmt.Sprintf("check %d", i%4), "ok"))
+	}
+	h.db.Do(t, "LPUSH", events...)
+	batch, err := h.x.consumer.Next(context.Background(), n, 0)
+	if err != nil || len(batch.Items) != n {
+		t.Fatalf("claimed %d items (%v), want %d", len(batch.Items), err, n)
+	}
+	if res, err := h.x.ProcessBatch(context.Background(), batch); err != nil || res.Finished != n {
+		t.Fatalf("finished %d of %d (%v)", res.Finished, n, err)
+	}
+	for key, want := range map[string]int{h.keys.AllChecks(): n, h.keys.CurrentEntities(): n / 4,
+		h.keys.AllChecksFor("host-2499"): 4, h.keys.CurrentChecks("host-0"): 4} {
+		if got, _ := redis.Int(h.db.Do(t, "ZCARD", key), nil); got != want {
+			t.Errorf("%s holds %d members, want %d", key, got, want)
+		}
+	}
+}
+
 const malformed = `{"entity":"web-01"`
 
 // serviceEventFor is a service event of entity:check in state at t0.

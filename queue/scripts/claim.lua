@@ -21,8 +21,9 @@ end
 if not items then
   items = {}
 end
-if #items > 0 then
-  redis.call('LPUSH', KEYS[2], unpack(items))
+-- in slices: unpack puts its values on the Lua stack, which holds about 8000 (batches reach 10000)
+for at = 1, #items, 1000 do
+  redis.call('LPUSH', KEYS[2], unpack(items, at, math.min(at + 999, #items)))
 end
 local numbered = #items + tonumber(ARGV[3])
 local first = 0
