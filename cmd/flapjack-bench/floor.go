@@ -56,6 +56,7 @@ func (b *bench) floor() error {
 	}{
 		{"the writes as plain commands, pipelined, unguarded", f.plain},
 		{"the writes and guards in one minimal Lua call per batch", f.minimal},
+		{"the writes as plain commands in MULTI/EXEC, guarded by WATCH (two round trips)", f.watched},
 		{"model.Apply of the executive's records for them (items named by slot)", f.apply},
 		{"the same after the executive's claim of each batch (queue.Consumer)", f.claimAndApply},
 	}
@@ -182,6 +183,76 @@ func (f *floorRun) minimal(from int) error {
 	applied, err := redis.Int(f.conn.Do("EVALSHA", args...))
 	if err == nil && applied != floorBatch {
 		err = fmt.Errorf("%d of %d applied", applied, floorBatch)
+	}
+	return err
+}
+
+// watched guards the plain writes without a script: one round trip WATCHes each event's check
+// hash and window keys and reads the revisions and the windows' existence, Go compares, and a
+// second sends the writes in MULTI/EXEC, which Redis refuses if a watched key changed between.
+func (f *floorRun) watched(from int) error {
+	keys := f.env.keys
+	watch := make([]any, 0, 3*floorBatch)
+	windows := make([]any, 0, 2*floorBatch)
+	expected := make([]int64, 0, floorBatch)
+	for i := from; i < from+floorBatch; i++ {
+		c := i % f.checks
+		id := f.ids[c]
+		w1, w2 := keys.Maintenances(schema.Scheduled, id), keys.SortedMaintenanceTimestamps(schema.Unscheduled, id)
+		watch = append(watch, keys.Check(id), w1, w2)
+		windows = append(windows, w1, w2)
+	}
+	f.conn.Send("WATCH", watch...)
+	for i := from; i < from+floorBatch; i++ {
+		f.conn.Send("HGET", keys.Check(f.ids[i%f.checks]), "revision")
+	}
+	f.conn.Send("EXISTS", windows...)
+	if err := f.conn.Flush(); err != nil {
+		return err
+	}
+	if _, err := f.conn.Receive(); err != nil {
+		return err
+	}
+	for i := 0; i < floorBatch; i++ {
+		rev, err := redis.Int64(f.conn.Receive())
+		if err != nil {
+			return err
+		}
+		expected = append(expected, rev)
+	}
+	if n, err := redis.Int(f.conn.Receive()); err != nil || n != 0 {
+		return fmt.Errorf("windows exist: %d, %v", n, err)
+	}
+	f.conn.Send("MULTI")
+	idx := map[string][]any{}
+	var entities []string
+	all := []any{keys.AllChecks()}
+	for i := from; i < from+floorBatch; i++ {
+		c := i % f.checks
+		want, rev, seq := f.next(c)
+		if want != expected[i-from] {
+			return fmt.Errorf("check %s at revision %d, want %d", f.ids[c], expected[i-from], want)
+		}
+		f.conn.Send("HSET", keys.Check(f.ids[c]), "last_update", f.now, "last_sequence", seq, "revision", rev)
+		e := floorEntity(c)
+		if _, seen := idx[e]; !seen {
+			entities = append(entities, e)
+		}
+		idx[e] = append(idx[e], f.now, floorCheck(c))
+		all = append(all, f.now, f.ids[c])
+	}
+	f.conn.Send("ZADD", all...)
+	current := []any{keys.CurrentEntities()}
+	for _, e := range entities {
+		f.conn.Send("ZADD", append([]any{keys.AllChecksFor(e)}, idx[e]...)...)
+		f.conn.Send("ZADD", append([]any{keys.CurrentChecks(e)}, idx[e]...)...)
+		current = append(current, f.now, e)
+	}
+	f.conn.Send("ZADD", current...)
+	f.conn.Send("HINCRBY", keys.EventCounters(), "ok", floorBatch)
+	reply, err := f.conn.Do("EXEC")
+	if err == nil && reply == nil {
+		err = fmt.Errorf("EXEC refused: a watched key changed")
 	}
 	return err
 }
