@@ -142,13 +142,27 @@ func (f *floorRun) next(c int) (expected, revision, seq int64) {
 
 // plain sends each event's HSET and each index's ZADD pipelined, with no guard and no script.
 func (f *floorRun) plain(from int) error {
+	sent, err := f.sendWrites(from, nil)
+	if err != nil {
+		return err
+	}
+	return drain(f.conn, sent)
+}
+
+// sendWrites sends the batch's HSETs and index ZADDs as plain commands and returns how many it
+// sent; expected, when given, are the revisions read for the batch, which must still be the
+// ones the floor expects.
+func (f *floorRun) sendWrites(from int, expected []int64) (int, error) {
 	keys := f.env.keys
 	idx := map[string][]any{}
 	var entities []string
 	all := []any{keys.AllChecks()}
 	for i := from; i < from+floorBatch; i++ {
 		c := i % f.checks
-		_, rev, seq := f.next(c)
+		want, rev, seq := f.next(c)
+		if expected != nil && want != expected[i-from] {
+			return 0, fmt.Errorf("check %s at revision %d, want %d", f.ids[c], expected[i-from], want)
+		}
 		f.conn.Send("HSET", keys.Check(f.ids[c]), "last_update", f.now, "last_sequence", seq, "revision", rev)
 		e := floorEntity(c)
 		if _, seen := idx[e]; !seen {
@@ -165,7 +179,7 @@ func (f *floorRun) plain(from int) error {
 		current = append(current, f.now, e)
 	}
 	f.conn.Send("ZADD", current...)
-	return drain(f.conn, floorBatch+2+2*len(entities))
+	return floorBatch + 2 + 2*len(entities), nil
 }
 
 // minimal sends floor.lua the batch.
@@ -224,31 +238,10 @@ func (f *floorRun) watched(from int) error {
 		return fmt.Errorf("windows exist: %d, %v", n, err)
 	}
 	f.conn.Send("MULTI")
-	idx := map[string][]any{}
-	var entities []string
-	all := []any{keys.AllChecks()}
-	for i := from; i < from+floorBatch; i++ {
-		c := i % f.checks
-		want, rev, seq := f.next(c)
-		if want != expected[i-from] {
-			return fmt.Errorf("check %s at revision %d, want %d", f.ids[c], expected[i-from], want)
-		}
-		f.conn.Send("HSET", keys.Check(f.ids[c]), "last_update", f.now, "last_sequence", seq, "revision", rev)
-		e := floorEntity(c)
-		if _, seen := idx[e]; !seen {
-			entities = append(entities, e)
-		}
-		idx[e] = append(idx[e], f.now, floorCheck(c))
-		all = append(all, f.now, f.ids[c])
+	if _, err := f.sendWrites(from, expected); err != nil {
+		f.conn.Do("DISCARD")
+		return err
 	}
-	f.conn.Send("ZADD", all...)
-	current := []any{keys.CurrentEntities()}
-	for _, e := range entities {
-		f.conn.Send("ZADD", append([]any{keys.AllChecksFor(e)}, idx[e]...)...)
-		f.conn.Send("ZADD", append([]any{keys.CurrentChecks(e)}, idx[e]...)...)
-		current = append(current, f.now, e)
-	}
-	f.conn.Send("ZADD", current...)
 	f.conn.Send("HINCRBY", keys.EventCounters(), "ok", floorBatch)
 	reply, err := f.conn.Do("EXEC")
 	if err == nil && reply == nil {
