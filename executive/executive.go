@@ -299,7 +299,7 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 			decisions[i].record.Slot = p.slot
 			records = append(records, decisions[i].record)
 			if decisions[i].touched {
-				indexes.Touch(p.event.Entity, p.event.Check)
+				indexes.Touch(i, p.event.Entity, p.event.Check)
 			}
 		}
 		records = append(records, rejected...)

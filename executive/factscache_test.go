@@ -38,6 +38,10 @@ func TestFactsCacheDecidesAsAReadWould(t *testing.T) {
 	keys := schema.NewKeys("")
 	http, webID := schema.CheckID("app-01.example.com", "HTTP"), schema.CheckID("web-01.example.com", "Web")
 	diskID := schema.CheckID("db-01.example.com", "Disk")
+	api := func(summary string) string {
+		return `{"entity":"api-01.example.com","check":"API","type":"service","state":"ok","summary":"` + summary + `"}`
+	}
+	apiID := schema.CheckID("api-01.example.com", "API")
 	steps := []cacheStep{
 		{offset: 0, events: []string{event("ok", `"summary":"fine"`), web("ok"), disk("ok")}},
 		{offset: 10, events: []string{event("ok", `"summary":"fine"`), web("ok", `"details":"d1"`), disk("ok")}},
@@ -51,6 +55,16 @@ func TestFactsCacheDecidesAsAReadWould(t *testing.T) {
 		{offset: 110, events: []string{event("acknowledgement", `"summary":"mine"`, `"duration":60`)}},
 		{offset: 200, events: []string{event("ok", `"summary":"back"`)}},
 		{offset: 210, events: []string{event("ok", `"summary":"back"`)}},
+		// an ok check remembered, then given a newer event than ours by an outside tool that moved
+		// the revision: the remembered decision conflicts, and decided again on a read ours is
+		// stale and changes nothing, not even the indexes the first decision would have touched
+		// (before the window below, whose conflict makes the cache step aside)
+		{offset: 212, events: []string{api("fine")}},
+		{offset: 213, events: []string{api("fine")}},
+		{offset: 214, events: []string{api("fine")}},
+		{offset: 215, outside: [][]any{{"HSET", keys.Check(apiID), "last_sequence", 1_000_000_000, "revision", 600}},
+			events: []string{api("late")}},
+		{offset: 216, events: []string{api("later")}},
 		// a scheduled window written by an outside tool: the next ok result must see it
 		{offset: 220, outside: [][]any{
 			{"ZADD", keys.Maintenances(schema.Scheduled, http), 600, t0.Unix() + 220},

@@ -96,7 +96,7 @@ func BenchmarkApply(b *testing.B) {
 						w := model.NoWindowsGuards(keys, id)
 						r.Guards = append(r.Guards, w[:]...)
 						r.Ops.HSet(key, "last_update", rev, "last_sequence", rev*n+int64(i), "revision", rev+1)
-						t.Indexes.Touch(entity, check)
+						t.Indexes.Touch(i, entity, check)
 					} else {
 						r.Ops.HSet(key, "last_update", rev, "revision", rev+1)
 					}

@@ -206,15 +206,16 @@ func (w *CheckWriter) PushNotification(queue string, payload []byte) {
 
 // Indexes gathers the "this check is current" writes of many checks touched at one instant
 // (reference §2.3), which Apply sends in a section of their own (ApplyTarget.Indexes): each
-// check's id and name once, the script adding the score and writing one multi-member ZADD per
-// index. As four ZADD ops per entity with every score and name in them, they cost Redis about as
-// much as the rest of an ok result's writes.
+// check with the record that touched it, its name and id once, the script adding the score and
+// writing one multi-member ZADD per index for the checks whose records it applied. As four ZADD
+// ops per entity with every score and name in them, they cost Redis about as much as the rest of
+// an ok result's writes, and were written for records that conflicted too.
 type Indexes struct {
 	keys     schema.Keys
 	now      int64
-	ids      []any // check ids, for all_checks
+	count    int
 	order    []string
-	entities map[string][]any // check names per entity, for all_checks:ENTITY and current_checks:ENTITY
+	entities map[string][]any // per entity: record (1-based), check name, check id, ...
 }
 
 // NewIndexes starts gathering for instant now.
@@ -222,13 +223,13 @@ func NewIndexes(keys schema.Keys, now int64) *Indexes {
 	return &Indexes{keys: keys, now: now, entities: map[string][]any{}}
 }
 
-// Touch adds entity:check.
-func (x *Indexes) Touch(entity, check string) {
-	x.ids = append(x.ids, schema.CheckID(entity, check))
+// Touch marks entity:check current if the record at index record (in Apply's records) applies.
+func (x *Indexes) Touch(record int, entity, check string) {
 	if _, seen := x.entities[entity]; !seen {
 		x.order = append(x.order, entity)
 	}
-	x.entities[entity] = append(x.entities[entity], check)
+	x.entities[entity] = append(x.entities[entity], record+1, check, schema.CheckID(entity, check))
+	x.count++
 }
 
 // touched is how many checks were touched (0 for a nil x).
@@ -236,7 +237,7 @@ func (x *Indexes) touched() int {
 	if x == nil {
 		return 0
 	}
-	return len(x.ids)
+	return x.count
 }
 
 // size is the number of script arguments args appends.
@@ -244,7 +245,7 @@ func (x *Indexes) size() int {
 	if x.touched() == 0 {
 		return 0
 	}
-	return 4 + 2*len(x.ids) + 4*len(x.order)
+	return 4 + 4*len(x.order) + 3*x.count
 }
 
 // args appends the apply script's index section (see apply.lua).
@@ -254,10 +255,10 @@ func (x *Indexes) args(args []any) []any {
 	}
 	keys := x.keys
 	args = append(args, keys.AllChecks(), keys.CurrentEntities(), x.now, len(x.order))
-	args = append(args, x.ids...)
 	for _, e := range x.order {
-		args = append(args, e, keys.AllChecksFor(e), keys.CurrentChecks(e), len(x.entities[e]))
-		args = append(args, x.entities[e]...)
+		members := x.entities[e]
+		args = append(args, e, keys.AllChecksFor(e), keys.CurrentChecks(e), len(members)/3)
+		args = append(args, members...)
 	}
 	return args
 }

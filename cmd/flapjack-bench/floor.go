@@ -263,7 +263,7 @@ func (f *floorRun) records(from int) ([]model.Record, *model.Indexes) {
 		r := model.Record{Item: "-", Slot: i - from, Counter: "ok", Guards: []model.Guard{{Key: key, Revision: expected}, w[0], w[1]}}
 		r.Ops.HSet(key, "last_update", f.now, "last_sequence", seq, "revision", rev)
 		records = append(records, r)
-		idx.Touch(floorEntity(c), floorCheck(c))
+		idx.Touch(i-from, floorEntity(c), floorCheck(c))
 	}
 	return records, idx
 }

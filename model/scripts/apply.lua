@@ -17,8 +17,7 @@
 --         written and the reply is the status ITEMS: the caller sends the call again with the
 --         items. Else the list goes, but for the items of records not applied, read by slot.
 --         "0": items are sent.
--- ARGV[8] T: the number of checks to mark current in the index section after the records
---         ("0": no section).
+-- ARGV[8] T: the number of checks the index section after the records names ("0": no section).
 -- Then N records: item, guard count G, G pairs (hash key, expected "revision" field value; a
 -- missing field reads as "0"; an empty expected value instead requires that the key does not
 -- exist), counter field ("" for none), op count M, then M ops each written
@@ -38,11 +37,12 @@
 -- A record guarding a key that a record before it in the call also guarded, and which was not
 -- applied, is not applied either: its expected revision counts on the earlier record's bump, and
 -- a bump by someone else must not pass for it.
--- The index section (reference §2.3), written whatever the records' statuses: the keys
--- all_checks and current_entities, the score (the batch's now), the entity count E, T check ids
--- (members of all_checks), then per entity: its name (member of current_entities), its keys
--- all_checks:ENTITY and current_checks:ENTITY, its check count K and K check names (members of
--- both). Each member is sent once and each index gets one ZADD (in slices the Lua stack can take).
+-- The index section (reference §2.3): the keys all_checks and current_entities, the score (the
+-- batch's now), the entity count E, then per entity: its name (member of current_entities), its
+-- keys all_checks:ENTITY and current_checks:ENTITY, its check count K and K triples: the index
+-- (1-based) of the record that touched the check, the check's name (member of the entity's two
+-- keys) and id (member of all_checks). A check is marked current only when its record applied;
+-- each member is sent once and each index gets one ZADD (in slices the Lua stack can take).
 -- Returns {statuses, errors}: N statuses, 1 applied, 0 conflict (revision moved; nothing
 -- written, item kept), -1 lost (item no longer claimed by this instance: a peer requeued it;
 -- nothing written); errors lists "record index: message" for writes Redis refused (e.g. a key of
@@ -235,32 +235,37 @@ for i = 1, n do
 end
 if touched > 0 then
   local all_checks, current_entities, score, nentities = ARGV[pos], ARGV[pos + 1], ARGV[pos + 2], tonumber(ARGV[pos + 3])
-  -- zadd adds the members list[from..to], each with the score
-  local function zadd(key, list, from, to)
-    for at = from, to, 500 do
-      local args = {}
-      for m = at, math.min(at + 499, to) do
-        args[#args + 1] = score
-        args[#args + 1] = list[m]
-      end
-      local res = redis.pcall('ZADD', key, unpack(args))
+  -- zadd adds pairs (score, member, ...), n values, in slices the Lua stack can take
+  local function zadd(key, pairs, n)
+    for at = 1, n, 1000 do
+      local res = redis.pcall('ZADD', key, unpack(pairs, at, math.min(at + 999, n)))
       if type(res) == 'table' and res.err then
         errors[#errors + 1] = 'indexes: ZADD ' .. key .. ': ' .. res.err
       end
     end
   end
   pos = pos + 4
-  zadd(all_checks, ARGV, pos, pos + touched - 1)
-  pos = pos + touched
-  local names = {}
+  local ids, nids, names, nnames = {}, 0, {}, 0
   for e = 1, nentities do
     local count = tonumber(ARGV[pos + 3])
-    names[e] = ARGV[pos]
-    zadd(ARGV[pos + 1], ARGV, pos + 4, pos + 3 + count)
-    zadd(ARGV[pos + 2], ARGV, pos + 4, pos + 3 + count)
-    pos = pos + 4 + count
+    local checks, nchecks = {}, 0
+    for m = pos + 4, pos + 1 + 3 * count, 3 do
+      if status[tonumber(ARGV[m])] == 1 then
+        checks[nchecks + 1], checks[nchecks + 2] = score, ARGV[m + 1]
+        ids[nids + 1], ids[nids + 2] = score, ARGV[m + 2]
+        nchecks, nids = nchecks + 2, nids + 2
+      end
+    end
+    if nchecks > 0 then
+      zadd(ARGV[pos + 1], checks, nchecks)
+      zadd(ARGV[pos + 2], checks, nchecks)
+      names[nnames + 1], names[nnames + 2] = score, ARGV[pos]
+      nnames = nnames + 2
+    end
+    pos = pos + 4 + 3 * count
   end
-  zadd(current_entities, names, 1, nentities)
+  zadd(all_checks, ids, nids)
+  zadd(current_entities, names, nnames)
 end
 -- rewrite the processing list without the finished items, in its order (claimed now counts the
 -- copies of each item that stay)
