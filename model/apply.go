@@ -219,8 +219,8 @@ type ApplyTarget struct {
 	// names them by slot; when the list moved (a peer requeued it), the call is sent again with
 	// the items. Receiving a batch's items back cost Redis ~1.2 µs per record.
 	ListLen int
-	// Indexes are the checks to mark current, written with the records whatever their statuses
-	// (nil for none).
+	// Indexes are the checks to mark current, each written when the record that touched it
+	// applies (nil for none).
 	Indexes *Indexes
 }
 
@@ -319,11 +319,11 @@ func (o *Ops) bumpsRevision(key string) bool {
 
 // Apply writes records in one atomic script and returns each one's status. Every guard's
 // revision moves on with an applied record (unless the guard is Keep): callers fold the new
-// value into an HSET of theirs, and Apply adds one where they did not. A record whose Absent guard's key exists is a
-// conflict. Writes Redis refused (wrong key types) are returned as a *WriteError together with
+// value into an HSET of theirs, and Apply adds one where they did not. A record whose Absent
+// guard's key exists is a conflict. Writes Redis refused (wrong key types) are returned as a *WriteError together with
 // the statuses: those records are finished anyway, so callers log the error and carry on.
 func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
-	if len(records) == 0 && t.Indexes.touched() == 0 {
+	if len(records) == 0 {
 		return nil, nil
 	}
 	for i := range records {

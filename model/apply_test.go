@@ -184,24 +184,26 @@ func statuses(n int, lost, conflict map[int]bool) []model.Status {
 	return out
 }
 
-// forms are the two ways the apply script takes a record: short (the guarded hash's HSET first)
-// and generic (here another write first). Tests of guards run in both.
-var forms = []struct {
-	name  string
-	short bool
-}{{"short form", true}, {"generic form", false}}
+// inBothForms runs test in parallel subtests for the two ways the apply script takes a record:
+// short (the guarded hash's HSET first) and generic (here another write first).
+func inBothForms(t *testing.T, test func(t *testing.T, short bool)) {
+	for _, form := range []struct {
+		name  string
+		short bool
+	}{{"short form", true}, {"generic form", false}} {
+		t.Run(form.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, form.short)
+		})
+	}
+}
 
 // TestApplyAbsentGuards: a record guarded by keys that must not exist is applied while none of
 // them exists, and is a conflict (nothing written, no revision moved) once one does, whichever
 // of its keys it is and whatever other records of the batch hold.
 func TestApplyAbsentGuards(t *testing.T) {
 	t.Parallel()
-	for _, form := range forms {
-		t.Run(form.name, func(t *testing.T) {
-			t.Parallel()
-			testApplyAbsentGuards(t, form.short)
-		})
-	}
+	inBothForms(t, testApplyAbsentGuards)
 }
 
 func testApplyAbsentGuards(t *testing.T, short bool) {
@@ -296,12 +298,7 @@ func TestApplyReportsRefusedWrites(t *testing.T) {
 // the same key is, even when someone else's write moved the revision to what it expects.
 func TestApplyChainedGuards(t *testing.T) {
 	t.Parallel()
-	for _, form := range forms {
-		t.Run(form.name, func(t *testing.T) {
-			t.Parallel()
-			testApplyChainedGuards(t, form.short)
-		})
-	}
+	inBothForms(t, testApplyChainedGuards)
 }
 
 func testApplyChainedGuards(t *testing.T, short bool) {
@@ -362,12 +359,7 @@ func testApplyChainedGuards(t *testing.T, short bool) {
 // processing list as usual (nothing is written twice by a call aborted half-way).
 func TestApplyGuardOfTheWrongType(t *testing.T) {
 	t.Parallel()
-	for _, form := range forms {
-		t.Run(form.name, func(t *testing.T) {
-			t.Parallel()
-			testApplyGuardOfTheWrongType(t, form.short)
-		})
-	}
+	inBothForms(t, testApplyGuardOfTheWrongType)
 }
 
 func testApplyGuardOfTheWrongType(t *testing.T, short bool) {

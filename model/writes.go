@@ -207,9 +207,9 @@ func (w *CheckWriter) PushNotification(queue string, payload []byte) {
 // Indexes gathers the "this check is current" writes of many checks touched at one instant
 // (reference §2.3), which Apply sends in a section of their own (ApplyTarget.Indexes): each
 // check with the record that touched it, its name and id once, the script adding the score and
-// writing one multi-member ZADD per index for the checks whose records it applied. As four ZADD
-// ops per entity with every score and name in them, they cost Redis about as much as the rest of
-// an ok result's writes, and were written for records that conflicted too.
+// writing one multi-member ZADD per index for the checks whose records it applied. Sent as ops,
+// every member came with its score and each entity's checks twice, and a check was marked
+// current even when its record conflicted.
 type Indexes struct {
 	keys     schema.Keys
 	now      int64

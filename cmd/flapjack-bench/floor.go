@@ -106,7 +106,7 @@ func newFloorRun(env *redisEnv, checks int) (*floorRun, error) {
 	f := &floorRun{env: env, conn: env.pool.Get(), checks: checks, ids: make([]string, checks), revs: make([]int64, checks),
 		now: base + 7200, seq: int64(checks)}
 	for i := range f.ids {
-		f.ids[i] = schema.CheckID(floorEntity(i), floorCheck(i))
+		f.ids[i] = schema.CheckID(streamEntity(i), streamCheck(i))
 		f.conn.Send("HGET", env.keys.Check(f.ids[i]), "revision")
 	}
 	if err := f.conn.Flush(); err != nil {
@@ -128,10 +128,6 @@ func newFloorRun(env *redisEnv, checks int) (*floorRun, error) {
 		End: queue.Right, Sequence: env.keys.EventsSequence()}, queue.Identity{Host: "floor", PID: 1})
 	return f, nil
 }
-
-// steadyStream's names of check i.
-func floorEntity(i int) string { return fmt.Sprintf("host-%d.example.com", i/10) }
-func floorCheck(i int) string  { return fmt.Sprintf("check-%d", i%10) }
 
 // next moves check c on by one event and returns its expected and new revision and sequence.
 func (f *floorRun) next(c int) (expected, revision, seq int64) {
@@ -164,11 +160,11 @@ func (f *floorRun) sendWrites(from int, expected []int64) (int, error) {
 			return 0, fmt.Errorf("check %s at revision %d, want %d", f.ids[c], expected[i-from], want)
 		}
 		f.conn.Send("HSET", keys.Check(f.ids[c]), "last_update", f.now, "last_sequence", seq, "revision", rev)
-		e := floorEntity(c)
+		e := streamEntity(c)
 		if _, seen := idx[e]; !seen {
 			entities = append(entities, e)
 		}
-		idx[e] = append(idx[e], f.now, floorCheck(c))
+		idx[e] = append(idx[e], f.now, streamCheck(c))
 		all = append(all, f.now, f.ids[c])
 	}
 	f.conn.Send("ZADD", all...)
@@ -189,10 +185,10 @@ func (f *floorRun) minimal(from int) error {
 	for i := from; i < from+floorBatch; i++ {
 		c := i % f.checks
 		expected, rev, seq := f.next(c)
-		e := floorEntity(c)
+		e := streamEntity(c)
 		args = append(args, keys.Check(f.ids[c]), keys.Maintenances(schema.Scheduled, f.ids[c]),
 			keys.SortedMaintenanceTimestamps(schema.Unscheduled, f.ids[c]), strconv.FormatInt(expected, 10), rev, seq,
-			keys.AllChecksFor(e), keys.CurrentChecks(e), e, floorCheck(c), f.ids[c])
+			keys.AllChecksFor(e), keys.CurrentChecks(e), e, streamCheck(c), f.ids[c])
 	}
 	applied, err := redis.Int(f.conn.Do("EVALSHA", args...))
 	if err == nil && applied != floorBatch {
@@ -263,7 +259,7 @@ func (f *floorRun) records(from int) ([]model.Record, *model.Indexes) {
 		r := model.Record{Item: "-", Slot: i - from, Counter: "ok", Guards: []model.Guard{{Key: key, Revision: expected}, w[0], w[1]}}
 		r.Ops.HSet(key, "last_update", f.now, "last_sequence", seq, "revision", rev)
 		records = append(records, r)
-		idx.Touch(i-from, floorEntity(c), floorCheck(c))
+		idx.Touch(i-from, streamEntity(c), streamCheck(c))
 	}
 	return records, idx
 }

@@ -25,6 +25,10 @@ func serviceEvent(entity, check, state string, at int64) string {
 		entity, check, state, at)
 }
 
+// streamEntity and streamCheck name check c of the generated streams: ten checks per entity.
+func streamEntity(c int) string { return fmt.Sprintf("host-%d.example.com", c/10) }
+func streamCheck(c int) string  { return fmt.Sprintf("check-%d", c%10) }
+
 // steadyStream: checks in round-robin, 5% of them failing (critical) throughout.
 func steadyStream(checks int) func(i int) string {
 	return func(i int) string {
@@ -33,7 +37,7 @@ func steadyStream(checks int) func(i int) string {
 		if c%20 == 0 {
 			state = "critical"
 		}
-		return serviceEvent(fmt.Sprintf("host-%d.example.com", c/10), fmt.Sprintf("check-%d", c%10), state, base+int64(i/checks))
+		return serviceEvent(streamEntity(c), streamCheck(c), state, base+int64(i/checks))
 	}
 }
 
@@ -424,7 +428,7 @@ func (b *bench) seedPipeline(env *redisEnv) (int, error) {
 		if (c*7+round)%100 == 0 {
 			state = "critical"
 		}
-		return serviceEvent(fmt.Sprintf("host-%d.example.com", c/10), fmt.Sprintf("check-%d", c%10), state, base+int64(i/checks))
+		return serviceEvent(streamEntity(c), streamCheck(c), state, base+int64(i/checks))
 	}
 	if err := env.push(checks, gen); err != nil {
 		return 0, err

@@ -233,40 +233,6 @@ for i = 1, n do
   end
   status[i] = ok
 end
-if touched > 0 then
-  local all_checks, current_entities, score, nentities = ARGV[pos], ARGV[pos + 1], ARGV[pos + 2], tonumber(ARGV[pos + 3])
-  -- zadd adds pairs (score, member, ...), n values, in slices the Lua stack can take
-  local function zadd(key, pairs, n)
-    for at = 1, n, 1000 do
-      local res = redis.pcall('ZADD', key, unpack(pairs, at, math.min(at + 999, n)))
-      if type(res) == 'table' and res.err then
-        errors[#errors + 1] = 'indexes: ZADD ' .. key .. ': ' .. res.err
-      end
-    end
-  end
-  pos = pos + 4
-  local ids, nids, names, nnames = {}, 0, {}, 0
-  for e = 1, nentities do
-    local count = tonumber(ARGV[pos + 3])
-    local checks, nchecks = {}, 0
-    for m = pos + 4, pos + 1 + 3 * count, 3 do
-      if status[tonumber(ARGV[m])] == 1 then
-        checks[nchecks + 1], checks[nchecks + 2] = score, ARGV[m + 1]
-        ids[nids + 1], ids[nids + 2] = score, ARGV[m + 2]
-        nchecks, nids = nchecks + 2, nids + 2
-      end
-    end
-    if nchecks > 0 then
-      zadd(ARGV[pos + 1], checks, nchecks)
-      zadd(ARGV[pos + 2], checks, nchecks)
-      names[nnames + 1], names[nnames + 2] = score, ARGV[pos]
-      nnames = nnames + 2
-    end
-    pos = pos + 4 + 3 * count
-  end
-  zadd(all_checks, ids, nids)
-  zadd(current_entities, names, nnames)
-end
 -- rewrite the processing list without the finished items, in its order (claimed now counts the
 -- copies of each item that stay)
 if whole > 0 then
@@ -296,6 +262,40 @@ elseif taken > 0 then
       redis.call('RPUSH', processing, unpack(keep, at, math.min(at + 999, #keep)))
     end
   end
+end
+if touched > 0 then
+  local all_checks, current_entities, score, nentities = ARGV[pos], ARGV[pos + 1], ARGV[pos + 2], tonumber(ARGV[pos + 3])
+  -- zadd adds scored (score, member, ...), n values, in slices the Lua stack can take
+  local function zadd(key, scored, n)
+    for at = 1, n, 1000 do
+      local res = redis.pcall('ZADD', key, unpack(scored, at, math.min(at + 999, n)))
+      if type(res) == 'table' and res.err then
+        errors[#errors + 1] = 'indexes: ZADD ' .. key .. ': ' .. res.err
+      end
+    end
+  end
+  pos = pos + 4
+  local ids, nids, names, nnames = {}, 0, {}, 0
+  for e = 1, nentities do
+    local count = tonumber(ARGV[pos + 3])
+    local checks, nchecks = {}, 0
+    for m = pos + 4, pos + 1 + 3 * count, 3 do
+      if status[tonumber(ARGV[m])] == 1 then
+        checks[nchecks + 1], checks[nchecks + 2] = score, ARGV[m + 1]
+        ids[nids + 1], ids[nids + 2] = score, ARGV[m + 2]
+        nchecks, nids = nchecks + 2, nids + 2
+      end
+    end
+    if nchecks > 0 then
+      zadd(ARGV[pos + 1], checks, nchecks)
+      zadd(ARGV[pos + 2], checks, nchecks)
+      names[nnames + 1], names[nnames + 2] = score, ARGV[pos]
+      nnames = nnames + 2
+    end
+    pos = pos + 4 + 3 * count
+  end
+  zadd(all_checks, ids, nids)
+  zadd(current_entities, names, nnames)
 end
 if counted > 0 and ARGV[4] ~= '' then
   redis.call('INCRBY', ARGV[4], counted)
