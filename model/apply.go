@@ -229,17 +229,27 @@ func ApplyArgs(t ApplyTarget, records []Record) []any { return applyArgs(0, t, r
 
 // applyArgs builds the script arguments after head free values.
 func applyArgs(head int, t ApplyTarget, records []Record) []any {
-	size := head + 8 + t.Indexes.size()
+	var shapes recordShapes
+	size := head + 9 + t.Indexes.size()
 	for i := range records {
-		size += 4 + 2*len(records[i].Guards) + len(records[i].Ops.args)
+		r := &records[i]
+		size += 4 + 2*len(r.Guards) + len(r.Ops.args)
+		if r.shaped() {
+			shapes.add(r)
+		}
 	}
 	args := newArgs(size)[:head]
 	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records), t.ListLen, t.Indexes.touched())
+	args = shapes.appendTo(args)
 	for i := range records {
 		r := &records[i]
 		var item any = r.Item
 		if t.ListLen > 0 && r.Item != "" {
 			item = r.Slot
+		}
+		if k := shapes.of(r); k >= 0 {
+			args = r.appendShaped(args, item, k)
+			continue
 		}
 		if r.shortForm() {
 			args = r.appendShort(args, item)
@@ -292,6 +302,82 @@ func (r *Record) appendShort(args []any, item any) []any {
 	args = append(args, r.Ops.args[3:2+n]...)
 	args = append(args, r.Ops.n-1)
 	return append(args, r.Ops.args[2+n:]...)
+}
+
+// shaped reports whether r can go in the apply script's shaped form: a short-form record whose
+// only write is its hash's HSET.
+func (r *Record) shaped() bool { return r.Ops.n == 1 && r.shortForm() }
+
+// sameShape reports whether shaped records r and o share their counter, their number of absent
+// keys and their HSET's field names, so the script can take all but their values once.
+func (r *Record) sameShape(o *Record) bool {
+	if r.Counter != o.Counter || len(r.Guards) != len(o.Guards) || r.Ops.args[1] != o.Ops.args[1] {
+		return false
+	}
+	for j := 3; j < len(r.Ops.args); j += 2 {
+		if f, ok := r.Ops.args[j].(string); !ok || f != o.Ops.args[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// appendShaped appends r in the shaped form of shape k: the guarded hash and its revision, the
+// absent keys, the HSET's values.
+func (r *Record) appendShaped(args []any, item any, k int) []any {
+	g := r.Guards[0]
+	args = append(args, item, shapeMarkers[k], g.Key, strconv.FormatInt(g.Revision, 10))
+	for _, a := range r.Guards[1:] {
+		args = append(args, a.Key)
+	}
+	for j := 4; j < len(r.Ops.args); j += 2 {
+		args = append(args, r.Ops.args[j])
+	}
+	return args
+}
+
+// shapeMarkers name the shapes in a record; a batch's records take at most this many shapes
+// (the executive's are one or two: ok results with the same or a new summary).
+var shapeMarkers = [...]string{"S1", "S2", "S3", "S4"}
+
+// recordShapes are a batch's record shapes, each known by the first record of that shape.
+type recordShapes struct {
+	first [len(shapeMarkers)]*Record
+	n     int
+}
+
+// add takes note of shaped record r's shape, when there is room for a new one.
+func (s *recordShapes) add(r *Record) {
+	if s.of(r) < 0 && s.n < len(s.first) {
+		s.first[s.n] = r
+		s.n++
+	}
+}
+
+// of is the index of shaped record r's shape, -1 for a record that goes in another form.
+func (s *recordShapes) of(r *Record) int {
+	if s.n == 0 || !r.shaped() {
+		return -1
+	}
+	for k, f := range s.first[:s.n] {
+		if f == r || f.sameShape(r) {
+			return k
+		}
+	}
+	return -1
+}
+
+// appendTo appends the shapes section: their count, then each one's counter, absent key count,
+// field count and field names.
+func (s *recordShapes) appendTo(args []any) []any {
+	args = append(args, s.n)
+	for _, r := range s.first[:s.n] {
+		args = append(args, r.Counter, len(r.Guards)-1, (len(r.Ops.args)-3)/2)
+		for j := 3; j < len(r.Ops.args); j += 2 {
+			args = append(args, r.Ops.args[j])
+		}
+	}
+	return args
 }
 
 // WriteError reports writes Redis refused inside an otherwise applied batch.

@@ -184,16 +184,35 @@ func statuses(n int, lost, conflict map[int]bool) []model.Status {
 	return out
 }
 
-// inBothForms runs test in parallel subtests for the two ways the apply script takes a record:
-// short (the guarded hash's HSET first) and generic (here another write first).
-func inBothForms(t *testing.T, test func(t *testing.T, short bool)) {
+// recordForm is one of the ways the apply script takes a record.
+type recordForm int
+
+const (
+	shapedForm  recordForm = iota // the guarded hash's HSET alone: shaped
+	shortForm                     // the guarded hash's HSET first, then other writes: short
+	genericForm                   // another write first: generic
+)
+
+// addWrites gives r an HSET of key and, unless f is shapedForm, another write, in f's order.
+func addWrites(r *model.Record, f recordForm, key string, fieldValues []any, other func(o *model.Ops)) {
+	if f == genericForm {
+		other(&r.Ops)
+	}
+	r.Ops.HSet(key, fieldValues...)
+	if f == shortForm {
+		other(&r.Ops)
+	}
+}
+
+// inEveryForm runs test in parallel subtests for each way the apply script takes a record.
+func inEveryForm(t *testing.T, test func(t *testing.T, f recordForm)) {
 	for _, form := range []struct {
-		name  string
-		short bool
-	}{{"short form", true}, {"generic form", false}} {
+		name string
+		form recordForm
+	}{{"shaped form", shapedForm}, {"short form", shortForm}, {"generic form", genericForm}} {
 		t.Run(form.name, func(t *testing.T) {
 			t.Parallel()
-			test(t, form.short)
+			test(t, form.form)
 		})
 	}
 }
@@ -203,10 +222,10 @@ func inBothForms(t *testing.T, test func(t *testing.T, short bool)) {
 // of its keys it is and whatever other records of the batch hold.
 func TestApplyAbsentGuards(t *testing.T) {
 	t.Parallel()
-	inBothForms(t, testApplyAbsentGuards)
+	inEveryForm(t, testApplyAbsentGuards)
 }
 
-func testApplyAbsentGuards(t *testing.T, short bool) {
+func testApplyAbsentGuards(t *testing.T, form recordForm) {
 	cases := []struct {
 		name     string
 		existing []string // keys created before the apply
@@ -231,10 +250,7 @@ func testApplyAbsentGuards(t *testing.T, short bool) {
 				db.Do(t, "HSET", key, "revision", 3)
 				records[i].Guards = []model.Guard{{Key: key, Revision: 3},
 					{Key: fmt.Sprintf("windows:%d:a", i), Absent: true}, {Key: fmt.Sprintf("windows:%d:b", i), Absent: true}}
-				if !short {
-					records[i].Ops.RPush("log", i)
-				}
-				records[i].Ops.HSet(key, "summary", "applied", "revision", 4)
+				addWrites(&records[i], form, key, []any{"summary", "applied", "revision", 4}, func(o *model.Ops) { o.RPush("log", i) })
 			}
 			got, err := model.Apply(conn, model.ApplyTarget{}, records)
 			if err != nil {
@@ -244,7 +260,7 @@ func testApplyAbsentGuards(t *testing.T, short bool) {
 				t.Errorf("statuses %v, want %v", got, c.want)
 			}
 			logged, _ := redis.Int(conn.Do("LLEN", "log"))
-			if want := 3 - len(c.existing); !short && logged != want {
+			if want := 3 - len(c.existing); form != shapedForm && logged != want {
 				t.Errorf("%d records' other writes done, want %d", logged, want)
 			}
 			for i, st := range got {
@@ -298,18 +314,19 @@ func TestApplyReportsRefusedWrites(t *testing.T) {
 // the same key is, even when someone else's write moved the revision to what it expects.
 func TestApplyChainedGuards(t *testing.T) {
 	t.Parallel()
-	inBothForms(t, testApplyChainedGuards)
+	inEveryForm(t, testApplyChainedGuards)
 }
 
-func testApplyChainedGuards(t *testing.T, short bool) {
+func testApplyChainedGuards(t *testing.T, form recordForm) {
 	cases := []struct {
-		name  string
-		start int64 // the key's revision when the apply runs (the records were decided at 3)
-		want  []model.Status
+		name     string
+		start    int64 // the key's revision when the apply runs (the records were decided at 3)
+		want     []model.Status
+		revision string // the key's revision after
 	}{
-		{name: "nobody else wrote", start: 3, want: []model.Status{model.Applied, model.Applied, model.Applied, model.Applied}},
+		{name: "nobody else wrote", start: 3, want: []model.Status{model.Applied, model.Applied, model.Applied, model.Applied}, revision: "6"},
 		{name: "someone else bumped it once", start: 4,
-			want: []model.Status{model.Conflict, model.Conflict, model.Conflict, model.Applied}},
+			want: []model.Status{model.Conflict, model.Conflict, model.Conflict, model.Applied}, revision: "4"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -322,10 +339,12 @@ func testApplyChainedGuards(t *testing.T, short bool) {
 			for i := int64(0); i < 3; i++ {
 				var r model.Record
 				r.Guards = []model.Guard{{Key: "state:ada", Revision: 3 + i}}
-				if short {
-					r.Ops.HSet("state:ada", "revision", 4+i)
+				alert := func(o *model.Ops) { o.RPush("alerts", fmt.Sprintf("ada %d", i)) }
+				if form == genericForm {
+					alert(&r.Ops) // Apply adds the revision's HSET after it
+				} else {
+					addWrites(&r, form, "state:ada", []any{"revision", 4 + i}, alert)
 				}
-				r.Ops.RPush("alerts", fmt.Sprintf("ada %d", i))
 				records = append(records, r)
 			}
 			// a record of another contact applies whatever happened to ada's
@@ -340,10 +359,13 @@ func testApplyChainedGuards(t *testing.T, short bool) {
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("statuses %v, want %v", got, c.want)
 			}
+			if rev, _ := redis.String(conn.Do("HGET", "state:ada", "revision")); rev != c.revision {
+				t.Errorf("ada's revision %s, want %s", rev, c.revision)
+			}
 			alerts, _ := redis.Strings(conn.Do("LRANGE", "alerts", 0, -1))
 			var want []string
 			for i, st := range c.want[:3] {
-				if st == model.Applied {
+				if st == model.Applied && form != shapedForm {
 					want = append(want, fmt.Sprintf("ada %d", i))
 				}
 			}
@@ -359,10 +381,10 @@ func testApplyChainedGuards(t *testing.T, short bool) {
 // processing list as usual (nothing is written twice by a call aborted half-way).
 func TestApplyGuardOfTheWrongType(t *testing.T) {
 	t.Parallel()
-	inBothForms(t, testApplyGuardOfTheWrongType)
+	inEveryForm(t, testApplyGuardOfTheWrongType)
 }
 
-func testApplyGuardOfTheWrongType(t *testing.T, short bool) {
+func testApplyGuardOfTheWrongType(t *testing.T, form recordForm) {
 	db := testredis.New(t)
 	conn := db.Conn(t)
 	var records []model.Record
@@ -372,10 +394,12 @@ func testApplyGuardOfTheWrongType(t *testing.T, short bool) {
 		var r model.Record
 		r.Item = fmt.Sprintf("item-%d", i)
 		r.Guards = []model.Guard{{Key: key, Revision: 1}}
-		if short {
-			r.Ops.HSet(key, "revision", 2)
+		alert := func(o *model.Ops) { o.RPush("alerts", i) }
+		if form == genericForm {
+			alert(&r.Ops) // Apply adds the revision's HSET after it
+		} else {
+			addWrites(&r, form, key, []any{"revision", 2}, alert)
 		}
-		r.Ops.RPush("alerts", i)
 		records = append(records, r)
 		db.Do(t, "LPUSH", "processing", r.Item)
 	}
@@ -391,8 +415,17 @@ func testApplyGuardOfTheWrongType(t *testing.T, short bool) {
 	}
 	left, _ := redis.Strings(conn.Do("LRANGE", "processing", 0, -1))
 	alerts, _ := redis.Strings(conn.Do("LRANGE", "alerts", 0, -1))
-	if !reflect.DeepEqual(left, []string{"item-4"}) || len(alerts) != 9 {
-		t.Fatalf("processing list %v, alerts %v: want only item-4 left and nine alerts", left, alerts)
+	wantAlerts := 9
+	if form == shapedForm {
+		wantAlerts = 0
+	}
+	if !reflect.DeepEqual(left, []string{"item-4"}) || len(alerts) != wantAlerts {
+		t.Fatalf("processing list %v, alerts %v: want only item-4 left and %d alerts", left, alerts, wantAlerts)
+	}
+	for i := 0; i < 10; i++ {
+		if rev, _ := redis.String(conn.Do("HGET", fmt.Sprintf("state:%d", i), "revision")); i != 4 && rev != "2" {
+			t.Errorf("state:%d revision %q, want 2", i, rev)
+		}
 	}
 }
 
