@@ -96,7 +96,7 @@ var Core = Table{
 	{Key: "executive.rejected_events_maxage", Kind: Duration, Default: "7 days", Usage: "expiry of events_rejected:YYYYMMDDHH (rejected raw events and their reasons)"},
 	{Key: "executive.max_future_skew", Kind: Duration, Default: "5m", Usage: "an event time further in the future than this is not trusted for ordering"},
 	{Key: "executive.batch_size", Kind: Int, Default: "256", Usage: "events claimed per batch"},
-	{Key: "executive.facts_cache_checks", Kind: Int, Default: "100000", Usage: "checks whose facts the executive remembers between their ok results, so an ok result on an ok check is decided without reading it again (64 bytes each, outside the Go heap; 0 = read every event's check)"},
+	{Key: "executive.facts_cache_checks", Kind: Int, Default: "100000", Usage: "checks whose facts the executive remembers between their results, so an ok result on an ok check, or a failing one on a check failing alike between its repeated notifications, is decided without reading it again (64 bytes each, outside the Go heap, and a failing check's notification times beside; 0 = read every event's check)"},
 	{Key: "executive.explain_entries", Kind: Int, Default: "50", Usage: "decisions of the executive and the notifier kept per check in explain:ENTITY:CHECK for `flapjack explain` (0 = none)"},
 	{Key: "executive.default_ttl", Kind: Duration, Default: "0", Usage: "ttl of results that carry none and match no executive.ttl_by_check entry: a check silent this long after its last result gets an unknown \"stale\" result, again every ttl (0 = off)"},
 	{Key: "executive.ttl_by_check", Kind: List, Usage: "default ttls per check, each REGEX=DURATION matched against ENTITY:CHECK, first match wins (0 = none); an event's own ttl overrides"},

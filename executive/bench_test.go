@@ -116,7 +116,7 @@ func BenchmarkFactsCache(b *testing.B) {
 	for i := range evs {
 		evs[i] = schema.Event{Entity: fmt.Sprintf("host-%d.example.com", i/10), Check: fmt.Sprintf("check %d", i%10),
 			Type: schema.TypeService, State: schema.StateOK, Summary: "all is well"}
-		d := decision{hasAfter: true, after: okAfter{revision: 2, summary: "all is well"}}
+		d := decision{hasAfter: true, after: factsAfter{state: schema.StateOK, revision: 2, summary: "all is well"}}
 		c.applied(&evs[i], &d, model.Applied, false)
 	}
 	var f model.CheckFacts
@@ -127,7 +127,7 @@ func BenchmarkFactsCache(b *testing.B) {
 		if !c.lookup(ev, &f) {
 			b.Fatal("a remembered check was not found")
 		}
-		d := decision{hasAfter: true, after: okAfter{revision: f.Revision + 1, summary: ev.Summary}}
+		d := decision{hasAfter: true, after: factsAfter{state: schema.StateOK, revision: f.Revision + 1, summary: ev.Summary}}
 		c.applied(ev, &d, model.Applied, true)
 		i++
 	}

@@ -37,10 +37,11 @@ type decision struct {
 	reason       string
 	touched      bool  // the check is current now (batch-level index writes)
 	until        int64 // end of the maintenance that blocked the event, for explain
-	// after is what an ok result on an ok check without maintenance windows leaves in the
-	// check's facts once applied, when hasAfter (never for other decisions): the facts cache
-	// keeps it.
-	after    okAfter
+	// after is what the decision leaves in the check's facts once applied, when hasAfter: for an
+	// ok result on an ok check, or a failing result on a check failing alike held back by the
+	// delays, on a check without maintenance windows (never for other decisions): the facts
+	// cache keeps it.
+	after    factsAfter
 	hasAfter bool
 }
 
@@ -140,14 +141,21 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 	}
 	// An ok result for a check that was ok decides nothing: most events are such, and recording
 	// them would cost every event a write and push the decisions worth reading off the list.
-	if !(ev.IsOK() && view.previousState == schema.StateOK && out.filter == "ok") {
+	okOnOK := ev.IsOK() && view.previousState == schema.StateOK && out.filter == "ok"
+	if !okOnOK {
 		d.explain(ev, f.ID, &out, now)
-	} else if !ev.Stale && f.NoWindows {
-		out.after, out.hasAfter = okAfter{revision: f.Revision + 1, lastChange: f.LastChange,
+	}
+	stillFailing := ev.IsFailure() && ev.State == f.State && out.filter == "delays"
+	if (okOnOK || stillFailing) && !ev.Stale && f.NoWindows {
+		out.after, out.hasAfter = factsAfter{state: f.State, revision: f.Revision + 1, lastChange: f.LastChange,
 			lastEventTime: written.EventTime, lastSequence: written.Sequence,
 			initialDelay: written.InitialFailureDelay, repeatDelay: written.RepeatFailureDelay,
 			summary: written.Summary, details: written.Details,
 			lastNotificationKind: f.LastNotificationKind, notifiedSeverity: f.NotifiedSeverity}, true
+		if stillFailing {
+			out.after.lastProblem = f.LastNotified[model.KindProblem]
+			out.after.lastNotified, out.after.lastNotifiedAt = lastNotification(f)
+		}
 	}
 	return out
 }

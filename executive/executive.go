@@ -50,8 +50,8 @@ type Config struct {
 	ExplainEntries int
 	// Staleness gives results without a ttl of their own the default ttl (SPEC 4.19).
 	Staleness staleness.Policy
-	// FactsCacheChecks is how many checks' facts the executive remembers between their ok
-	// results (0 = none: every event reads its check).
+	// FactsCacheChecks is how many checks' facts the executive remembers between their results
+	// (0 = none: every event reads its check).
 	FactsCacheChecks int
 }
 
@@ -286,11 +286,17 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 			return res, err
 		}
 		decisions := make([]decision, len(current))
+		for i := range current {
+			p := &current[i]
+			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq, &view)
+		}
+		if err := x.decideAgainOnReads(ctx, conn, current, facts, cached, decisions, now, &view); err != nil {
+			return res, err
+		}
 		records := make([]model.Record, 0, len(current)+len(rejected)+2)
 		indexes := model.NewIndexes(x.keys, now.Unix())
 		for i := range current {
 			p := &current[i]
-			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq, &view)
 			if cached[i] && decisions[i].record.Guards != nil {
 				// the facts said "no maintenance windows" when cached: they still must not exist
 				g := model.NoWindowsGuards(x.keys, facts[i].ID)
@@ -405,7 +411,7 @@ func (x *Executive) archiveRecord(items []string, now time.Time) model.Record {
 	return rec
 }
 
-// readFacts returns the facts to decide current with: from the cache for ok results of checks
+// readFacts returns the facts to decide current with: from the cache for the results of checks
 // it holds (cached[i]), read from Redis for the rest, in one round trip (none when all were
 // cached).
 func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pendingEvent, now time.Time, useCache bool) (facts []model.CheckFacts, cached []bool, err error) {
@@ -415,7 +421,7 @@ func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pe
 	missed := make([]int, 0, len(current))
 	for i := range current {
 		ev := &current[i].event
-		if useCache && ev.IsOK() && x.cache.lookup(ev, &facts[i]) {
+		if useCache && x.cache.lookup(ev, &facts[i]) {
 			cached[i] = true
 			continue
 		}
@@ -436,6 +442,35 @@ func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pe
 		facts[i] = read[j]
 	}
 	return facts, cached, nil
+}
+
+// decideAgainOnReads reads the facts of the checks whose decisions, taken on cached facts, need
+// what the cache does not hold (notifiesWithoutHistory), and decides them again on those: a
+// failing check's, once per repeated notification.
+func (x *Executive) decideAgainOnReads(ctx context.Context, conn redis.Conn, current []pendingEvent, facts []model.CheckFacts, cached []bool, decisions []decision, now time.Time, view *checkView) error {
+	var again []int
+	for i := range current {
+		if cached[i] && notifiesWithoutHistory(&decisions[i], &facts[i]) {
+			again = append(again, i)
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	reqs := make([]model.FactsRequest, len(again))
+	for j, i := range again {
+		reqs[j] = factsRequest(&current[i].event)
+	}
+	read, err := model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
+	if err != nil {
+		return err
+	}
+	for j, i := range again {
+		p := &current[i]
+		facts[i], cached[i] = read[j], false
+		decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq, view)
+	}
+	return nil
 }
 
 // factsBuffer returns room for n checks' facts, zeroed, reusing the previous batch's: an

@@ -7,20 +7,28 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// factsCache remembers, per check, the facts an applied ok result on an ok check left behind:
-// nearly every event is one, and deciding the check's next ok result needs nothing else, so it
-// is decided without reading the facts again (the read was a third of Redis's time per event).
-// Nothing rests on the cache being right: the decision is applied guarded by the revision it was
-// taken on, and by the absence of maintenance windows (an outside tool writing the documented
-// keys leaves our revision alone), so a check anyone else wrote since is a conflict, read again
-// and decided again, exactly as for a read that another executive overtook.
+// factsCache remembers, per check, the facts an applied decision left behind when deciding the
+// check's next result needs nothing else: an ok result on an ok check (nearly every event), and a
+// failing result on a check failing alike that the delays held back (every failing event between
+// two repeated notifications). Those are decided without reading the facts again (the read was a
+// third of Redis's time per event, and a failing check's, reading its notification history, five
+// times an ok one's). Nothing rests on the cache being right: the decision is applied guarded by
+// the revision it was taken on, and by the absence of maintenance windows (an outside tool
+// writing the documented keys leaves our revision alone), so a check anyone else wrote since is a
+// conflict, read again and decided again, exactly as for a read that another executive overtook.
+// The cache holds no state history, which only a notification needs: a failing result decided
+// on cached facts that notifies is decided again on a read (notifiesWithoutHistory).
 //
 // Entries are small and hold no pointers, so they can live outside the Go heap (factsTable): the
-// summary and details are kept as hashes, which is all deciding an ok result on an ok check
-// compares them for. A check is keyed by a hash of its name and told apart from a colliding one
-// by a second hash.
+// summary and details are kept as hashes, which is all deciding such a result compares them for.
+// A failing check's notification times are kept beside, in a map as small as the failing checks
+// are few. A check is keyed by a hash of its name and told apart from a colliding one by a second
+// hash.
 type factsCache struct {
 	entries *factsTable
+	// failing holds the notification times of the entries whose state is failing, by key; an
+	// entry without them (or with another revision's) is not used.
+	failing map[uint64]failingTimes
 	seeds   [2]maphash.Seed
 	// The cache steps aside while its entries keep conflicting: another executive is handling
 	// the same checks, so entries are mostly out of date and each use would cost an apply.
@@ -30,22 +38,39 @@ type factsCache struct {
 	uses, conflicts int
 }
 
-// cachedFacts is one check's facts after an applied ok result, state "ok" and no maintenance
-// windows implied: 64 bytes. Delays that do not fit 16 bits (over 18 hours) are not cached.
+// cachedFacts is one check's facts after an applied decision that leaves no maintenance windows
+// implied: 64 bytes. Delays that do not fit 16 bits (over 18 hours) are not cached.
 type cachedFacts struct {
-	key                                    uint64 // hash of the check's name (0: empty slot)
-	revision, lastChange                   int64
-	lastEventTime, lastSequence            int64
-	summary, details                       uint64
-	initialDelay, repeatDelay              uint16
-	name                                   uint16 // second hash of the check's name
-	lastNotificationKind, notifiedSeverity uint8  // indexes into orderValues
+	key                         uint64 // hash of the check's name (0: empty slot)
+	revision, lastChange        int64
+	lastEventTime, lastSequence int64
+	summary, details            uint64
+	initialDelay, repeatDelay   uint16
+	name                        uint16 // second hash of the check's name
+	state                       uint8  // index into cachedStates
+	order                       uint8  // last_notification_kind << 4 | notified_severity, indexes into orderValues
 }
 
-// okAfter is what an ok result on an ok check leaves in the check's facts.
-type okAfter struct {
+// failingTimes are what deciding a failing result on a failing check reads of its notification
+// history besides the check hash (the delays filter): the last problem notification, and the
+// kind and time of the last notification that orders repeats.
+type failingTimes struct {
+	revision                  int64 // the entry's, to tell them apart from a replaced entry's
+	lastProblem, lastNotified int64
+	lastNotifiedKind          uint8 // index into orderValues
+}
+
+// cachedStates are the states an entry can hold, ok first.
+var cachedStates = []string{schema.StateOK, schema.StateCritical, schema.StateWarning, schema.StateUnknown}
+
+// factsAfter is what a decision the cache can keep leaves in the check's facts.
+type factsAfter struct {
+	state                                                                        string
 	revision, lastChange, lastEventTime, lastSequence, initialDelay, repeatDelay int64
 	summary, details, lastNotificationKind, notifiedSeverity                     string
+	// a failing check's (lastNotification's kind and time)
+	lastProblem, lastNotifiedAt int64
+	lastNotified                string
 }
 
 // orderValues are the values of last_notification_kind and notified_severity an entry can hold;
@@ -67,7 +92,8 @@ func newFactsCache(max int) *factsCache {
 	if max <= 0 {
 		return nil
 	}
-	return &factsCache{entries: newFactsTable(max), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+	return &factsCache{entries: newFactsTable(max), failing: make(map[uint64]failingTimes),
+		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 }
 
 // keys hashes ev's check name with each seed: the table key, and the second hash telling apart
@@ -99,26 +125,52 @@ func (c *factsCache) active() bool {
 	return true
 }
 
-// lookup returns the facts to decide ev (an ok result) with, when the cache holds its check. The
-// summary and details are ev's own when their hashes match the stored ones, else a value that
-// differs from ev's, so the decision writes them.
+// lookup returns the facts to decide ev with, when the cache holds its check: for an ok result,
+// an ok check; for a failing one, a check failing alike. The summary and details are ev's own
+// when their hashes match the stored ones, else a value that differs from ev's, so the decision
+// writes them.
 func (c *factsCache) lookup(ev *schema.Event, f *model.CheckFacts) bool {
+	if !ev.IsOK() && !ev.IsFailure() {
+		return false
+	}
 	key, name := c.keys(ev)
 	e, ok := c.entries.get(key)
-	if !ok || e.name != name {
+	if !ok || e.name != name || cachedStates[e.state] != ev.State {
 		return false
+	}
+	var times failingTimes
+	if e.state != 0 {
+		if times, ok = c.failing[key]; !ok || times.revision != e.revision {
+			return false
+		}
 	}
 	*f = model.CheckFacts{
 		ID: schema.CheckID(ev.Entity, ev.Check), Entity: ev.Entity, Check: ev.Check,
-		State: schema.StateOK, LastChange: e.lastChange, Revision: e.revision,
+		State: ev.State, LastChange: e.lastChange, Revision: e.revision,
 		LastEventTime: e.lastEventTime, LastSequence: e.lastSequence,
 		InitialFailureDelay: int64(e.initialDelay), RepeatFailureDelay: int64(e.repeatDelay),
 		HasInitialFailureDelay: true, HasRepeatFailureDelay: true,
 		Summary: c.stored(ev.Summary, e.summary), Details: c.stored(ev.Details, e.details),
-		LastNotificationKind: orderValues[e.lastNotificationKind], NotifiedSeverity: orderValues[e.notifiedSeverity],
+		LastNotificationKind: orderValues[e.order>>4], NotifiedSeverity: orderValues[e.order&0xf],
 		NoWindows: true,
 	}
+	if e.state != 0 {
+		// lastNotification finds the same kind and time in these: by the recorded kind, or
+		// (none recorded) by the only time set
+		f.NotificationsRead = true
+		f.LastNotified[model.KindProblem] = times.lastProblem
+		if k, ok := model.KindIndex(orderValues[times.lastNotifiedKind]); ok {
+			f.LastNotified[k] = times.lastNotified
+		}
+	}
 	return true
+}
+
+// notifiesWithoutHistory reports whether d, taken on cached facts f, notifies: a failing
+// result's notification says the check's previous state from its history, which the cache does
+// not hold, so d must be taken again on a read.
+func notifiesWithoutHistory(d *decision, f *model.CheckFacts) bool {
+	return d.verdict == VerdictNotified && f.State != schema.StateOK
 }
 
 // stored is what to take as the stored text whose hash is h, for a decision about new text.
@@ -147,23 +199,44 @@ func (c *factsCache) applied(ev *schema.Event, d *decision, st model.Status, cac
 	}
 	key, name := c.keys(ev)
 	if st != model.Applied || !d.hasAfter {
-		c.entries.delete(key)
+		c.forget(key)
 		return
 	}
 	a := &d.after
+	state, okState := stateIndex(a.state)
 	kind, okKind := orderIndex(a.lastNotificationKind)
 	severity, okSeverity := orderIndex(a.notifiedSeverity)
-	if !okKind || !okSeverity || a.initialDelay != int64(uint16(a.initialDelay)) || a.repeatDelay != int64(uint16(a.repeatDelay)) {
-		c.entries.delete(key)
+	if !okState || !okKind || !okSeverity || a.initialDelay != int64(uint16(a.initialDelay)) || a.repeatDelay != int64(uint16(a.repeatDelay)) {
+		c.forget(key)
 		return
+	}
+	if state != 0 {
+		lastKind, ok := orderIndex(a.lastNotified)
+		if !ok {
+			c.forget(key)
+			return
+		}
+		if len(c.failing) >= max(c.entries.max/8, 64) {
+			clear(c.failing) // entries without their times are not used
+		}
+		c.failing[key] = failingTimes{revision: a.revision, lastProblem: a.lastProblem,
+			lastNotified: a.lastNotifiedAt, lastNotifiedKind: lastKind}
+	} else {
+		delete(c.failing, key)
 	}
 	c.entries.put(cachedFacts{
 		key: key, name: name, revision: a.revision, lastChange: a.lastChange,
 		lastEventTime: a.lastEventTime, lastSequence: a.lastSequence,
 		initialDelay: uint16(a.initialDelay), repeatDelay: uint16(a.repeatDelay),
 		summary: c.hash(a.summary), details: c.hash(a.details),
-		lastNotificationKind: kind, notifiedSeverity: severity,
+		state: state, order: kind<<4 | severity,
 	})
+}
+
+// forget drops the check keyed key.
+func (c *factsCache) forget(key uint64) {
+	c.entries.delete(key)
+	delete(c.failing, key)
 }
 
 // batchDone ends a batch and returns how many of its decisions were taken on cached facts. The
@@ -173,9 +246,19 @@ func (c *factsCache) batchDone() int {
 	if c.conflicts > 0 && c.conflicts*8 > uses {
 		c.pausedBatches = conflictPause
 		c.entries.clear()
+		clear(c.failing)
 	}
 	c.uses, c.conflicts = 0, 0
 	return uses
+}
+
+func stateIndex(v string) (uint8, bool) {
+	for i, s := range cachedStates {
+		if s == v {
+			return uint8(i), true
+		}
+	}
+	return 0, false
 }
 
 func orderIndex(v string) (uint8, bool) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -25,8 +26,9 @@ type cacheStep struct {
 // TestFactsCacheDecidesAsAReadWould runs one timeline through an executive remembering facts and
 // one reading them for every event, and requires the same notifications after each step and the
 // same database at the end: ok repeats with summaries, details and delays that change or stay,
-// events older than the newest applied, failures and recoveries, an acknowledgement, and windows
-// and check fields written by an outside tool between two ok results.
+// events older than the newest applied, failures held back by their delays and notified again,
+// failures changing severity and recovering, acknowledgements, and windows and check fields
+// written by an outside tool between two ok results.
 func TestFactsCacheDecidesAsAReadWould(t *testing.T) {
 	t.Parallel()
 	web := func(state string, extra ...string) string {
@@ -42,6 +44,13 @@ func TestFactsCacheDecidesAsAReadWould(t *testing.T) {
 		return `{"entity":"api-01.example.com","check":"API","type":"service","state":"ok","summary":"` + summary + `"}`
 	}
 	apiID := schema.CheckID("api-01.example.com", "API")
+	mq := func(state string, extra ...string) string {
+		if state == schema.StateAcknowledgement {
+			return `{"entity":"mq-01.example.com","check":"Queue","type":"action","state":"` + state + `"` + joinExtra(extra) + `}`
+		}
+		return `{"entity":"mq-01.example.com","check":"Queue","type":"service","state":"` + state + `"` +
+			joinExtra(append([]string{`"initial_failure_delay":20`, `"repeat_failure_delay":30`}, extra...)) + `}`
+	}
 	steps := []cacheStep{
 		{offset: 0, events: []string{event("ok", `"summary":"fine"`), web("ok"), disk("ok")}},
 		{offset: 10, events: []string{event("ok", `"summary":"fine"`), web("ok", `"details":"d1"`), disk("ok")}},
@@ -53,6 +62,26 @@ func TestFactsCacheDecidesAsAReadWould(t *testing.T) {
 		{offset: 70, events: []string{event("critical", `"summary":"down"`), web("ok")}},
 		{offset: 100, events: []string{event("critical", `"summary":"down"`)}},
 		{offset: 110, events: []string{event("acknowledgement", `"summary":"mine"`, `"duration":60`)}},
+		// a failing check held back by its delays, remembered between the notifications it
+		// repeats; each notification is decided on a read (it says the previous state)
+		{offset: 111, events: []string{mq("critical", `"summary":"q down"`)}},
+		{offset: 115, events: []string{mq("critical", `"summary":"q down"`)}},
+		{offset: 120, events: []string{mq("critical", `"summary":"q still down"`)}},
+		{offset: 125, events: []string{mq("critical", `"summary":"q still down"`, `"details":"d"`)}},
+		{offset: 132, events: []string{mq("critical", `"summary":"q still down"`)}},
+		{offset: 140, events: []string{mq("critical", `"summary":"q still down"`)}},
+		{offset: 150, events: []string{mq("critical", `"summary":"q still down"`, `"time":1767607350`)}},
+		{offset: 152, events: []string{mq("critical", `"summary":"older"`, `"time":1767607340`)}},
+		{offset: 163, events: []string{mq("critical", `"summary":"q still down"`)}},
+		{offset: 165, events: []string{mq("warning", `"summary":"q slow"`)}},
+		{offset: 170, events: []string{mq("warning", `"summary":"q slow"`)}},
+		{offset: 175, events: []string{mq("warning", `"summary":"q slow"`, `"repeat_failure_delay":5`)}},
+		{offset: 186, events: []string{mq("warning", `"summary":"q slow"`, `"repeat_failure_delay":5`)}},
+		{offset: 188, events: []string{mq("warning", `"summary":"q slow"`, `"repeat_failure_delay":5`), mq("ok", `"summary":"q back"`)}},
+		{offset: 190, events: []string{mq("unknown", `"summary":"q?"`, `"initial_failure_delay":0`)}},
+		{offset: 192, events: []string{mq("unknown", `"summary":"q?"`, `"initial_failure_delay":0`)}},
+		{offset: 194, events: []string{mq("acknowledgement", `"summary":"looking"`, `"duration":60`)}},
+		{offset: 196, events: []string{mq("unknown", `"summary":"q?"`, `"initial_failure_delay":0`)}},
 		{offset: 200, events: []string{event("ok", `"summary":"back"`)}},
 		{offset: 210, events: []string{event("ok", `"summary":"back"`)}},
 		// an ok check remembered, then given a newer event than ours by an outside tool that moved
@@ -101,8 +130,8 @@ func TestFactsCacheDecidesAsAReadWould(t *testing.T) {
 	}
 	// got: with the cache; want: without
 	testredis.DiffDumps(t, cached.db.Dump(t), reading.db.Dump(t))
-	if n := testutil.ToFloat64(cached.x.metrics.factsCached); n < 10 {
-		t.Errorf("%v events decided on cached facts; the timeline has more than 10 ok repeats", n)
+	if n := testutil.ToFloat64(cached.x.metrics.factsCached); n < 17 {
+		t.Errorf("%v events decided on cached facts; the timeline has 12 ok repeats and 5 failing results held back", n)
 	}
 	if n := testutil.ToFloat64(reading.x.metrics.factsCached); n != 0 {
 		t.Errorf("%v events decided on cached facts with the cache off", n)
@@ -160,5 +189,38 @@ func TestFactsCacheStepsAsideForAnotherExecutive(t *testing.T) {
 		if got := db.Do(t, "HGET", keys.Check(id), "summary"); string(got.([]byte)) != "rl" {
 			t.Errorf("%s: summary %q, want the last round's", id, got)
 		}
+	}
+}
+
+// TestFactsCacheFailingEntries: a failing check is remembered with its notification times and
+// found only for a result failing alike; without its times (dropped when too many failing
+// checks are remembered) it is not used.
+func TestFactsCacheFailingEntries(t *testing.T) {
+	c := newFactsCache(100)
+	ev := func(state string) *schema.Event {
+		return &schema.Event{Entity: "mq-01.example.com", Check: "Queue", Type: schema.TypeService, State: state, Summary: "q down"}
+	}
+	d := decision{hasAfter: true, after: factsAfter{state: schema.StateCritical, revision: 8, lastChange: 100,
+		summary: "q down", lastNotificationKind: schema.StateCritical, notifiedSeverity: schema.StateCritical,
+		lastProblem: 130, lastNotified: schema.StateCritical, lastNotifiedAt: 130}}
+	c.applied(ev(schema.StateCritical), &d, model.Applied, false)
+	var f model.CheckFacts
+	if !c.lookup(ev(schema.StateCritical), &f) {
+		t.Fatal("a remembered failing check was not found for a result failing alike")
+	}
+	if f.State != schema.StateCritical || f.Revision != 8 || f.LastNotified[model.KindProblem] != 130 || f.Summary != "q down" {
+		t.Errorf("facts %+v", f)
+	}
+	if kind, at := lastNotification(&f); kind != schema.StateCritical || at != 130 {
+		t.Errorf("last notification %s at %d, want critical at 130", kind, at)
+	}
+	for _, state := range []string{schema.StateOK, schema.StateWarning} {
+		if c.lookup(ev(state), &f) {
+			t.Errorf("a check remembered critical was found for a %s result", state)
+		}
+	}
+	clear(c.failing)
+	if c.lookup(ev(schema.StateCritical), &f) {
+		t.Error("a failing check was found without its notification times")
 	}
 }

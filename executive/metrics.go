@@ -53,7 +53,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		factsCached: f.NewCounter(prometheus.CounterOpts{
 			Name: "flapjack_executive_facts_cached_total",
-			Help: "Events decided on check facts the executive remembered from the check's previous ok result instead of reading them (executive.facts_cache_checks).",
+			Help: "Events decided on check facts the executive remembered from the check's previous result instead of reading them (executive.facts_cache_checks).",
 		}),
 		redisErrors: f.NewCounter(prometheus.CounterOpts{
 			Name:        "flapjack_redis_errors_total",

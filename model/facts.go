@@ -129,7 +129,7 @@ type CheckFacts struct {
 	CheckTags []string
 
 	// NoWindows tells that the check had no maintenance windows at all, past or future, when
-	// read. Only the script's short reply says so; false means "not known".
+	// read.
 	NoWindows bool
 }
 
@@ -408,9 +408,8 @@ func decodeFacts(r FactsRequest, v *factsValues) CheckFacts {
 	f.Details = v[slotDetails]
 	f.LastNotificationKind = v[slotLastNotificationKind]
 	f.NotifiedSeverity = v[slotNotifiedSeverity]
-	// The long reply always says whether history was read; the short one, given only to checks
-	// without windows, leaves it out.
-	f.NoWindows = v[slotHistoryRead] == ""
+	// The short reply, given only to checks without windows, leaves the long one's flags out.
+	f.NoWindows = v[slotHistoryRead] == "" || valueNum(v[slotNoWindows]) == 1
 	return f
 }
 

@@ -24,7 +24,7 @@ func benchFactsReply() []byte {
 		ts(now - 500), "", ts(now - 500), "", ts(now - 7000), "", "",
 		ts(now - 600), "critical", "HTTP 500", ts(now - 3600), "warning", "slow",
 		"", "HTTP 500", "", ts(1),
-		"body: oops", "critical", "critical",
+		"body: oops", "critical", "critical", ts(0),
 	}
 	return []byte(strings.Join(values, factsSeparator))
 }

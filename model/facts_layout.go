@@ -73,6 +73,7 @@ const (
 	slotDetails
 	slotLastNotificationKind
 	slotNotifiedSeverity
+	slotNoWindows // 1/0: the check has no maintenance windows at all, past or future
 	numFactsSlots
 )
 
@@ -159,6 +160,7 @@ var factsTables = []factsTable{
 		{"details", slotDetails, 1},
 		{"last_notification_kind", slotLastNotificationKind, 1},
 		{"notified_severity", slotNotifiedSeverity, 1},
+		{"no_windows", slotNoWindows, 1},
 	}},
 	{"History entry", factsHistoryFields, []factsName{
 		{"hist_time", histTime, 1},

@@ -103,11 +103,11 @@ func TestReadFacts(t *testing.T) {
 				ScheduledCurrent: maint.ScheduledCurrent, UnscheduledMaintenance: maint.UnscheduledMaintenance,
 				UnscheduledCurrent: maint.UnscheduledCurrent}
 
-			// The short reply (checks with a state and without windows whose history is not
-			// needed) is the one that says there are no windows.
+			// Every reply, short (checks with a state and without windows whose history is not
+			// needed) or long, says whether the check has windows.
 			pingBase := model.CheckFacts{ID: ping, Entity: app, Check: "Ping", State: "ok", LastChange: n - 86400, Summary: "PING OK", NoWindows: true}
 			pingFull := pingBase
-			pingFull.NotificationsRead, pingFull.NoWindows = true, false
+			pingFull.NotificationsRead = true
 			pingFull.LastNotified[model.KindRecovery] = n - 86400
 			pingFull.History = []model.HistoryEntry{{Time: n - 86400, State: "ok"}}
 
@@ -136,16 +136,16 @@ func TestReadFacts(t *testing.T) {
 				{Entity: legacy, Check: "Load", Mode: model.ModeRollup},
 			}
 			want := []model.CheckFacts{full, full, rollup, maint, alerting, pingBase, pingFull,
-				{ID: odd, Entity: app, Check: "Odd", State: "warning", Revision: 2, Summary: "a\x1fb", Details: "\x1f"},
+				{ID: odd, Entity: app, Check: "Odd", State: "warning", Revision: 2, Summary: "a\x1fb", Details: "\x1f", NoWindows: true},
 				webFacts,
-				{ID: oddOK, Entity: app, Check: "OddOK", State: "ok", Revision: 3, Summary: "x\x1fy", NotifiedSeverity: "\x1e"},
+				{ID: oddOK, Entity: app, Check: "OddOK", State: "ok", Revision: 3, Summary: "x\x1fy", NotifiedSeverity: "\x1e", NoWindows: true},
 				{ID: web, Entity: app, Check: "Web", State: "ok", LastChange: n - 900, Summary: "200 OK", NoWindows: true},
 				{ID: queue, Entity: app, Check: "Queue", State: "critical", Summary: "backlog", Enabled: true, NoWindows: true},
 				{ID: queue, Entity: app, Check: "Queue", State: "critical", Revision: 5, Summary: "backlog", NoWindows: true},
 				{ID: cpu, Entity: db1, Check: "CPU", State: "critical", Summary: "busy", EntityID: "2", NoWindows: true},
-				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
-				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2"},
-				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true}}
+				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2", NoWindows: true},
+				{ID: schema.CheckID(db1, "Disk"), Entity: db1, Check: "Disk", EntityID: "2", NoWindows: true},
+				{ID: schema.CheckID(legacy, "Load"), Entity: legacy, Check: "Load", EntityID: "3", NotificationsRead: true, NoWindows: true}}
 
 			conn := db.Conn(t)
 			defer conn.Close()

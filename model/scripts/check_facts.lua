@@ -73,6 +73,8 @@
 --   last_notification_kind     with notified_severity, fields of the check hash that order the
 --                                notifications of one second (their timestamps are whole seconds)
 --   notified_severity
+--   no_windows                 1/0: the check has no maintenance windows at all, past or future
+--                                (a cached decision on such a check is guarded by their absence)
 -- History entry:
 --   hist_time                  the timestamp TS, a member of ID:sorted_state_timestamps
 --   hist_state                 the value of ID:TS:state
@@ -188,6 +190,7 @@ local function long(i, h, p, mode, entity, check)
   end
   r[${history_read}] = full and 1 or 0
   r[${details}], r[${last_notification_kind}], r[${notified_severity}] = h[9], h[10], h[11]
+  r[${no_windows}] = maintained and 0 or 1
   if packed then
     for j = 1, ${slots} do
       if not r[j] then r[j] = '' end
