@@ -112,8 +112,22 @@ func TestFactsCacheDecidesAsAReadWould(t *testing.T) {
 		{offset: 320, events: []string{disk("ok"), web("ok"), disk("warning")}},
 	}
 
-	cached := newHarness(t)
-	reading := newHarness(t, func(c *Config) { c.FactsCacheChecks = 0 })
+	cached, reading := runWithAndWithoutCache(t, steps)
+	if n := testutil.ToFloat64(cached.x.metrics.factsCached); n < 17 {
+		t.Errorf("%v events decided on cached facts; the timeline has 12 ok repeats and 5 failing results held back", n)
+	}
+	if n := testutil.ToFloat64(reading.x.metrics.factsCached); n != 0 {
+		t.Errorf("%v events decided on cached facts with the cache off", n)
+	}
+}
+
+// runWithAndWithoutCache runs steps through an executive remembering facts and one reading them
+// for every event, and requires the same notifications after each step and the same database at
+// the end.
+func runWithAndWithoutCache(t *testing.T, steps []cacheStep) (cached, reading *harness) {
+	t.Helper()
+	cached = newHarness(t)
+	reading = newHarness(t, func(c *Config) { c.FactsCacheChecks = 0 })
 	for _, s := range steps {
 		var got [2][]schema.Notification
 		for i, h := range []*harness{cached, reading} {
@@ -130,11 +144,29 @@ func TestFactsCacheDecidesAsAReadWould(t *testing.T) {
 	}
 	// got: with the cache; want: without
 	testredis.DiffDumps(t, cached.db.Dump(t), reading.db.Dump(t))
-	if n := testutil.ToFloat64(cached.x.metrics.factsCached); n < 17 {
-		t.Errorf("%v events decided on cached facts; the timeline has 12 ok repeats and 5 failing results held back", n)
+	return cached, reading
+}
+
+// TestFactsCacheSeesWindowsOfAFailingCheck: an outside tool's scheduled window on a failing
+// check remembered between its held-back results makes the next one a conflict, decided again
+// on a read: blocked by the maintenance, as without the cache.
+func TestFactsCacheSeesWindowsOfAFailingCheck(t *testing.T) {
+	t.Parallel()
+	keys := schema.NewKeys("")
+	id := schema.CheckID("app-01.example.com", "HTTP")
+	steps := []cacheStep{
+		{offset: 0, events: []string{event("critical", `"summary":"down"`)}},
+		{offset: 5, events: []string{event("critical", `"summary":"down"`)}},
+		{offset: 10, events: []string{event("critical", `"summary":"down"`)}},
+		{offset: 20, outside: [][]any{
+			{"ZADD", keys.Maintenances(schema.Scheduled, id), 600, t0.Unix() + 20},
+			{"ZADD", keys.SortedMaintenanceTimestamps(schema.Scheduled, id), t0.Unix() + 20, t0.Unix() + 20},
+		}, events: []string{event("critical", `"summary":"down"`)}},
+		{offset: 40, events: []string{event("critical", `"summary":"down"`)}},
 	}
-	if n := testutil.ToFloat64(reading.x.metrics.factsCached); n != 0 {
-		t.Errorf("%v events decided on cached facts with the cache off", n)
+	cached, _ := runWithAndWithoutCache(t, steps)
+	if n := testutil.ToFloat64(cached.x.metrics.conflicts); n != 1 {
+		t.Errorf("%v conflicts; the window written at +20 s should have made one", n)
 	}
 }
 

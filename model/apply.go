@@ -305,8 +305,10 @@ func (r *Record) appendShort(args []any, item any) []any {
 }
 
 // shaped reports whether r can go in the apply script's shaped form: a short-form record whose
-// only write is its hash's HSET.
-func (r *Record) shaped() bool { return r.Ops.n == 1 && r.shortForm() }
+// only write is its hash's HSET of whole field and value pairs (the shape counts its fields).
+func (r *Record) shaped() bool {
+	return r.Ops.n == 1 && len(r.Ops.args)%2 == 1 && r.shortForm()
+}
 
 // sameShape reports whether shaped records r and o share their counter, their number of absent
 // keys and their HSET's field names, so the script can take all but their values once.

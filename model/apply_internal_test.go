@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -72,5 +73,37 @@ func TestApplyArgsShapedForm(t *testing.T) {
 	args := ApplyArgs(ApplyTarget{ListLen: len(records)}, records)
 	if got := args[8:]; !reflect.DeepEqual(got, want) {
 		t.Errorf("records sent as\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestApplyArgsShapeLimits: records differing only in their absent keys' count are shapes of
+// their own; beyond four shapes, and for an HSET with a field left without a value, records go
+// in the short form.
+func TestApplyArgsShapeLimits(t *testing.T) {
+	odd := Record{Item: "item", Counter: "ok", Guards: []Guard{{Key: "check:a:odd", Revision: 1}}}
+	odd.Ops.HSet("check:a:odd", "revision", 2, "summary")
+	records := []Record{odd}
+	for i := range 6 {
+		key := fmt.Sprintf("check:a:%d", i)
+		r := Record{Item: "item", Counter: "ok", Guards: []Guard{{Key: key, Revision: 1}}}
+		for a := range i {
+			r.Guards = append(r.Guards, Guard{Key: fmt.Sprintf("w:%d:%d", i, a), Absent: true})
+		}
+		r.Ops.HSet(key, "revision", 2)
+		records = append(records, r)
+	}
+	args := ApplyArgs(ApplyTarget{}, records)
+	if n := args[8]; n != 4 {
+		t.Fatalf("%v shapes, want 4", n)
+	}
+	var forms []any
+	for i, a := range args[:len(args)-1] {
+		if a == "item" {
+			forms = append(forms, args[i+1])
+		}
+	}
+	want := []any{"H", "S1", "S2", "S3", "S4", "H", "H"}
+	if !reflect.DeepEqual(forms, want) {
+		t.Errorf("records sent in the forms %v, want %v", forms, want)
 	}
 }
