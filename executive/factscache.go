@@ -26,8 +26,8 @@ import (
 // hash.
 type factsCache struct {
 	entries *factsTable
-	// failing holds the notification times of the entries whose state is failing, by key; an
-	// entry without them (or with another revision's) is not used.
+	// failing holds the notification times of the entries whose state is failing, by key, set
+	// or dropped with every entry put; an entry without them is not used.
 	failing map[uint64]failingTimes
 	seeds   [2]maphash.Seed
 	// The cache steps aside while its entries keep conflicting: another executive is handling
@@ -55,7 +55,6 @@ type cachedFacts struct {
 // history besides the check hash (the delays filter): the last problem notification, and the
 // kind and time of the last notification that orders repeats.
 type failingTimes struct {
-	revision                  int64 // the entry's, to tell them apart from a replaced entry's
 	lastProblem, lastNotified int64
 	lastNotifiedKind          uint8 // index into orderValues
 }
@@ -140,7 +139,7 @@ func (c *factsCache) lookup(ev *schema.Event, f *model.CheckFacts) bool {
 	}
 	var times failingTimes
 	if e.state != 0 {
-		if times, ok = c.failing[key]; !ok || times.revision != e.revision {
+		if times, ok = c.failing[key]; !ok {
 			return false
 		}
 	}
@@ -219,8 +218,7 @@ func (c *factsCache) applied(ev *schema.Event, d *decision, st model.Status, cac
 		if len(c.failing) >= max(c.entries.max/8, 64) {
 			clear(c.failing) // entries without their times are not used
 		}
-		c.failing[key] = failingTimes{revision: a.revision, lastProblem: a.lastProblem,
-			lastNotified: a.lastNotifiedAt, lastNotifiedKind: lastKind}
+		c.failing[key] = failingTimes{lastProblem: a.lastProblem, lastNotified: a.lastNotifiedAt, lastNotifiedKind: lastKind}
 	} else {
 		delete(c.failing, key)
 	}

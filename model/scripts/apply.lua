@@ -108,14 +108,8 @@ local absent = {}
 local scan = first
 for i = 1, n do
   local hash, guards, guards_end, _, _, _, nops, ops = layout(scan)
-  if hash then
-    for a = guards, guards_end do
-      absent[#absent + 1] = ARGV[a]
-    end
-  else
-    for g = guards, guards_end, 2 do
-      if ARGV[g + 1] == '' then absent[#absent + 1] = ARGV[g] end
-    end
+  for g = guards, guards_end, hash and 1 or 2 do
+    if hash or ARGV[g + 1] == '' then absent[#absent + 1] = ARGV[g] end
   end
   scan = ops
   for j = 1, nops do
@@ -194,21 +188,16 @@ local counted = 0
 for i = 1, n do
   local item = ARGV[pos]
   local hash, guards, guards_end, values, nvalues, counter, nops, ops, shape = layout(pos)
+  -- a short or shaped record's guards after its hash's are absent keys; a generic record's are
+  -- pairs of key and expected value
+  local step = hash and 1 or 2
   local ok = 1
-  if hash then
-    if not holds(hash, ARGV[pos + 3]) then
+  if hash and not holds(hash, ARGV[pos + 3]) then
+    ok = 0
+  end
+  for g = guards, guards_end, step do
+    if not holds(ARGV[g], hash and '' or ARGV[g + 1]) then
       ok = 0
-    end
-    for a = guards, guards_end do
-      if not holds(ARGV[a], '') then
-        ok = 0
-      end
-    end
-  else
-    for g = guards, guards_end, 2 do
-      if not holds(ARGV[g], ARGV[g + 1]) then
-        ok = 0
-      end
     end
   end
   if whole > 0 then
@@ -248,13 +237,9 @@ for i = 1, n do
   if ok ~= 1 then
     if hash then
       unapplied[hash] = true
-      for a = guards, guards_end do
-        unapplied[ARGV[a]] = true
-      end
-    else
-      for g = guards, guards_end, 2 do
-        unapplied[ARGV[g]] = true
-      end
+    end
+    for g = guards, guards_end, step do
+      unapplied[ARGV[g]] = true
     end
   end
   if ok == 1 then
