@@ -3,13 +3,14 @@
 // Flapjack 1.x (Ok, ScheduledMaintenance, UnscheduledMaintenance, Delays, Acknowledgement) and
 // pushes a notification to `notifications` when a failure deserves one.
 //
-// Each batch costs three round trips whatever its size: claim (Lua), read every check's facts
-// (Lua), apply every event's writes (Lua); two when every event is an ok result of an ok check
-// whose facts the executive remembers from its previous result (factsCache). Decisions are pure
-// Go between the read and the apply; the apply is guarded by a per-check revision, so
-// executives sharing one Redis never lose an update, and it removes each event from the
-// processing list in the same atomic step as its writes, so re-processing after a crash never
-// doubles an effect.
+// A batch costs a claim (Lua), one read of the facts of the checks the executive does not
+// remember from their previous result (factsCache; none in the steady state) and the apply of
+// every event's writes (Lua). Decisions are pure Go between the read and the apply. A batch of
+// 64 events or more over different checks is applied in parts, each sent while the executive
+// decides the next, so Redis and the executive work at once. Every apply is guarded by a
+// per-check revision, so executives sharing one Redis never lose an update, and it removes each
+// event from the processing list in the same atomic step as its writes, so re-processing after
+// a crash never doubles an effect.
 package executive
 
 import (
@@ -263,13 +264,11 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 	}
 	defer conn.Close()
 
-	var counts verdictCounts
-	var view checkView
-	useCache := x.cache.active()
-	if useCache {
+	r := roundState{res: &res, useCache: x.cache.active()}
+	if r.useCache {
 		defer func() { x.metrics.factsCached.Add(float64(x.cache.batchDone())) }()
 	}
-	defer func() { counts.flush(x.metrics) }() // not `defer counts.flush`: that would flush the empty slice it had here
+	defer func() { r.counts.flush(x.metrics) }() // not `defer r.counts.flush`: that would flush the empty slice it had here
 	conflictRounds := 0
 	for round := 0; len(pending) > 0 || len(rejected) > 0; round++ {
 		// Rounds for later events of the same check are expected (one per event); only rounds
@@ -281,77 +280,29 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 			now = x.clock.Now()
 		}
 		current, deferred := splitRound(pending)
-		facts, cached, err := x.readFacts(ctx, conn, current, now, useCache)
+		facts, cached, err := x.readFacts(ctx, conn, current, now, r.useCache)
 		if err != nil {
 			return res, err
 		}
-		decisions := make([]decision, len(current))
-		for i := range current {
-			p := &current[i]
-			decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq, &view)
+		all := roundPart{events: current, facts: facts, cached: cached, rejected: rejected}
+		if round == 0 && x.cfg.ArchiveEvents {
+			all.archive = batch.Items
 		}
-		if err := x.decideAgainOnReads(ctx, conn, current, facts, cached, decisions, now, &view); err != nil {
-			return res, err
-		}
-		records := make([]model.Record, 0, len(current)+len(rejected)+2)
-		indexes := model.NewIndexes(x.keys, now.Unix())
-		for i := range current {
-			p := &current[i]
-			if cached[i] && decisions[i].record.Guards != nil {
-				// the facts said "no maintenance windows" when cached: they still must not exist
-				g := model.NoWindowsGuards(x.keys, facts[i].ID)
-				decisions[i].record.Guards = append(decisions[i].record.Guards, g[:]...)
-			}
-			decisions[i].record.Slot = p.slot
-			records = append(records, decisions[i].record)
-			if decisions[i].touched {
-				indexes.Touch(i, p.event.Entity, p.event.Check)
-			}
-		}
-		records = append(records, rejected...)
-		if x.cfg.ArchiveEvents && round == 0 {
-			records = append(records, x.archiveRecord(batch.Items, now))
-		}
-		target := x.target
-		target.PerMinute, target.PerMinuteTTL = x.keys.EventsPerMinute(now), perMinuteTTL
-		target.Indexes = indexes
-		if round == 0 && batch.Whole {
-			// every claimed item is in this round unless a check has two events: Apply checks
-			target.ListLen = len(batch.Items)
-		}
-		statuses, err := model.Apply(conn, target, records)
-		var refused *model.WriteError
-		if errors.As(err, &refused) {
-			x.metrics.redisErrors.Inc()
-			x.log.Error("some writes were refused by Redis; the events are finished anyway",
-				zap.Strings("errors", refused.Messages))
-		} else if err != nil {
-			return res, err
-		}
-		res.Finished += len(rejected)
-		counts.add("invalid", VerdictRejected, len(rejected))
-		rejected = nil
 		var retry []pendingEvent
-		for i, st := range statuses[:len(current)] {
-			if useCache {
-				x.cache.applied(&current[i].event, &decisions[i], st, cached[i])
+		if round == 0 && batch.Whole && len(deferred) == 0 && len(batch.Items) >= minBatchInParts {
+			retry, err = x.applyInParts(ctx, conn, &all, len(batch.Items), now, &r)
+		} else {
+			listLen := 0
+			if round == 0 && batch.Whole {
+				// every claimed item is in this round unless a check has two events: Apply checks
+				listLen = len(batch.Items)
 			}
-			switch st {
-			case model.Applied:
-				res.Finished++
-				x.observe(&current[i].event, &decisions[i], &counts)
-				if n := decisions[i].notification; n != nil {
-					res.Notifications = append(res.Notifications, *n)
-				}
-			case model.Conflict:
-				x.metrics.conflicts.Inc()
-				retry = append(retry, current[i])
-			case model.Lost:
-				res.Finished++
-				x.log.Warn("event was requeued by a peer that judged this instance dead; leaving it to the peer",
-					zap.String("check", current[i].event.ID()))
-			}
+			retry, err = x.applyRound(ctx, conn, &all, listLen, now, &r)
 		}
+		if err != nil {
+			return res, err
+		}
+		rejected = nil
 		if len(retry) > 0 {
 			conflictRounds++
 		}
@@ -364,6 +315,218 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 	x.metrics.batches.Inc()
 	x.metrics.processed.Add(int64(res.Finished))
 	return res, nil
+}
+
+// roundState is what a batch's rounds add to as their records are applied.
+type roundState struct {
+	res      *Result
+	counts   verdictCounts
+	view     checkView
+	useCache bool
+}
+
+// roundPart is events of one round applied in one call: the whole round, or a part of it.
+type roundPart struct {
+	events    []pendingEvent
+	facts     []model.CheckFacts
+	cached    []bool
+	decisions []decision
+	rejected  []model.Record
+	archive   []string // the claimed items to archive with this part (the batch's first)
+}
+
+// split cuts the round into the parts whose items have the slots [bounds[k], bounds[k+1]); the
+// first part archives the batch.
+func (p *roundPart) split(bounds []int) []*roundPart {
+	parts := make([]*roundPart, 0, len(bounds)-1)
+	events, rejected := 0, 0
+	for _, hi := range bounds[1:] {
+		e, j := events, rejected
+		for e < len(p.events) && p.events[e].slot < hi {
+			e++
+		}
+		for j < len(p.rejected) && p.rejected[j].Slot < hi {
+			j++
+		}
+		parts = append(parts, &roundPart{events: p.events[events:e], facts: p.facts[events:e],
+			cached: p.cached[events:e], rejected: p.rejected[rejected:j]})
+		events, rejected = e, j
+	}
+	parts[0].archive = p.archive
+	return parts
+}
+
+// applyRound decides a round's events and applies them in one call. listLen > 0 says the round's
+// items are the processing list's oldest, this many (model.ApplyTarget.ListLen).
+func (x *Executive) applyRound(ctx context.Context, conn redis.Conn, p *roundPart, listLen int, now time.Time, r *roundState) ([]pendingEvent, error) {
+	if err := x.decidePart(ctx, conn, p, now, r); err != nil {
+		return nil, err
+	}
+	statuses, err := x.preparePart(p, now, listLen, 0).Do(conn)
+	return x.settlePart(p, statuses, err, r)
+}
+
+// minBatchInParts is the smallest batch applied in parts; firstPart is its first part's size.
+const (
+	minBatchInParts = 64
+	firstPart       = 16
+)
+
+// partBounds splits a batch of n claimed items into slot ranges [b[k], b[k+1]) applied one after
+// the other while the next is decided: the first small, so Redis waits little for its
+// decisions, each next twice the last, as deciding an event costs the executive about half of
+// what applying it costs Redis.
+func partBounds(n int) []int {
+	bounds := []int{0}
+	for at, size := 0, firstPart; at < n; size *= 2 {
+		at = min(n, at+size)
+		bounds = append(bounds, at)
+	}
+	return bounds
+}
+
+// applyInParts decides and applies round 0 of a whole batch whose checks all differ in parts,
+// each sent before the previous one's reply is read: while Redis applies one part, the
+// executive decides the next, and Redis finds it waiting. Parts share no check, so a part's
+// decisions never wait for the previous part's outcome; each part's items are the oldest left in
+// the processing list, which names them by slot (model.ApplyTarget.ListLen).
+func (x *Executive) applyInParts(ctx context.Context, conn redis.Conn, round *roundPart, n int, now time.Time, r *roundState) ([]pendingEvent, error) {
+	// the parts go down a connection of their own, while this one reads for decisions
+	applier, err := x.pool.GetContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("process batch: %w", err)
+	}
+	defer applier.Close() // after an error, reads the replies still pending
+	type sentPart struct {
+		part *roundPart
+		call *model.ApplyCall
+	}
+	var inflight, again []sentPart // again: parts to send once no reply is pending
+	var retry []pendingEvent
+	settle := func(s sentPart, statuses []model.Status, err error) error {
+		more, err := x.settlePart(s.part, statuses, err, r)
+		retry = append(retry, more...)
+		return err
+	}
+	receive := func() error {
+		s := inflight[0]
+		inflight = inflight[1:]
+		statuses, err := s.call.Receive(applier)
+		if errors.Is(err, model.ErrSendAgain) {
+			again = append(again, s)
+			// when Redis forgot the script, the parts sent from now on find it
+			return model.LoadApplyScript(conn)
+		}
+		return settle(s, statuses, err)
+	}
+	bounds := partBounds(n)
+	for k, p := range round.split(bounds) {
+		if err := x.decidePart(ctx, conn, p, now, r); err != nil {
+			return nil, err
+		}
+		call := x.preparePart(p, now, bounds[k+1]-bounds[k], bounds[k])
+		if err := call.Send(applier); err != nil {
+			return nil, err
+		}
+		inflight = append(inflight, sentPart{p, call})
+		if len(inflight) == 2 {
+			if err := receive(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for len(inflight) > 0 {
+		if err := receive(); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range again {
+		statuses, err := s.call.Do(applier)
+		if err := settle(s, statuses, err); err != nil {
+			return nil, err
+		}
+	}
+	return retry, nil
+}
+
+// decidePart decides the part's events on their facts.
+func (x *Executive) decidePart(ctx context.Context, conn redis.Conn, p *roundPart, now time.Time, r *roundState) error {
+	p.decisions = make([]decision, len(p.events))
+	for i := range p.events {
+		e := &p.events[i]
+		p.decisions[i] = x.decider.decide(&e.event, e.raw, &p.facts[i], now.Unix(), e.seq, &r.view)
+	}
+	return x.decideAgainOnReads(ctx, conn, p.events, p.facts, p.cached, p.decisions, now, &r.view)
+}
+
+// preparePart builds the part's call. listLen > 0: the part's items are the listLen oldest in the
+// processing list, and slotBase is the first one's slot in the batch.
+func (x *Executive) preparePart(p *roundPart, now time.Time, listLen, slotBase int) *model.ApplyCall {
+	records := make([]model.Record, 0, len(p.events)+len(p.rejected)+1)
+	indexes := model.NewIndexes(x.keys, now.Unix())
+	for i := range p.events {
+		e, d := &p.events[i], &p.decisions[i]
+		if p.cached[i] && d.record.Guards != nil {
+			// the facts said "no maintenance windows" when cached: they still must not exist
+			g := model.NoWindowsGuards(x.keys, p.facts[i].ID)
+			d.record.Guards = append(d.record.Guards, g[:]...)
+		}
+		d.record.Slot = e.slot - slotBase
+		records = append(records, d.record)
+		if d.touched {
+			indexes.Touch(i, e.event.Entity, e.event.Check)
+		}
+	}
+	for _, rec := range p.rejected {
+		rec.Slot -= slotBase
+		records = append(records, rec)
+	}
+	if p.archive != nil {
+		records = append(records, x.archiveRecord(p.archive, now))
+	}
+	target := x.target
+	target.PerMinute, target.PerMinuteTTL = x.keys.EventsPerMinute(now), perMinuteTTL
+	target.Indexes = indexes
+	target.ListLen = listLen
+	return model.PrepareApply(target, records)
+}
+
+// settlePart takes a part's applied outcome: it counts and reports what was finished and returns
+// the events to decide again (their checks changed since read).
+func (x *Executive) settlePart(p *roundPart, statuses []model.Status, err error, r *roundState) ([]pendingEvent, error) {
+	var refused *model.WriteError
+	if errors.As(err, &refused) {
+		x.metrics.redisErrors.Inc()
+		x.log.Error("some writes were refused by Redis; the events are finished anyway",
+			zap.Strings("errors", refused.Messages))
+	} else if err != nil {
+		return nil, err
+	}
+	r.res.Finished += len(p.rejected)
+	r.counts.add("invalid", VerdictRejected, len(p.rejected))
+	var retry []pendingEvent
+	for i, st := range statuses[:len(p.events)] {
+		ev, d := &p.events[i].event, &p.decisions[i]
+		if r.useCache {
+			x.cache.applied(ev, d, st, p.cached[i])
+		}
+		switch st {
+		case model.Applied:
+			r.res.Finished++
+			x.observe(ev, d, &r.counts)
+			if d.notification != nil {
+				r.res.Notifications = append(r.res.Notifications, *d.notification)
+			}
+		case model.Conflict:
+			x.metrics.conflicts.Inc()
+			retry = append(retry, p.events[i])
+		case model.Lost:
+			r.res.Finished++
+			x.log.Warn("event was requeued by a peer that judged this instance dead; leaving it to the peer",
+				zap.String("check", ev.ID()))
+		}
+	}
+	return retry, nil
 }
 
 // parse validates every claimed item; rejected ones become records that keep the raw payload

@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
+	"github.com/flapjackgo/flapjack/schema"
 )
 
 // TestAWholeBatchIsAppliedWithoutItsItems: a claimed batch that is the whole processing list is
@@ -121,4 +126,160 @@ const malformed = `{"entity":"web-01"`
 func serviceEventFor(entity, check, state string) string {
 	return fmt.Sprintf(`{"entity":%q,"check":%q,"type":"service","state":%q,"summary":"s","time":%d}`,
 		entity, check, state, t0.Unix())
+}
+
+// partsRound is a batch's worth of events sent at offset, after the outside writes.
+type partsRound struct {
+	offset  int64
+	outside [][]any
+	items   []string
+}
+
+// runBatches sends each round's items through an executive claiming batchSize items at a time
+// (with the events archive on) and returns its harness and how many apply calls it made.
+func runBatches(t *testing.T, batchSize int, rounds []partsRound) (*harness, int) {
+	t.Helper()
+	configure := func(c *Config) { c.BatchSize, c.ArchiveEvents = batchSize, true }
+	h := newHarness(t, configure)
+	var applies atomic.Int64
+	processing := h.x.consumer.ProcessingKey()
+	pool := h.db.HookedPool(t, func(cmd string, args []any) {
+		if cmd == "EVALSHA" && len(args) > 2 && args[2] == processing {
+			applies.Add(1)
+		}
+	})
+	cfg := DefaultConfig()
+	configure(&cfg)
+	h.x = New(Options{Pool: pool, Keys: h.keys, Config: cfg, Clock: h.clk,
+		Identity: queue.Identity{Host: "test", PID: 1}, Version: "test"})
+	// a script Redis does not know yet costs each part in flight a call more
+	if err := model.LoadApplyScript(h.db.Conn(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rounds {
+		h.at(r.offset)
+		for _, cmd := range r.outside {
+			h.db.Do(t, cmd[0].(string), cmd[1:]...)
+		}
+		h.send(r.items...)
+	}
+	return h, int(applies.Load())
+}
+
+// partsItems is 256 items: an event for each of 250 checks, in a state chosen by pick, and six
+// malformed items among them.
+func partsItems(pick func(c int) string) []string {
+	var items []string
+	for c := 0; c < 250; c++ {
+		if c%42 == 7 {
+			items = append(items, fmt.Sprintf(`{"entity":"broken-%d"`, c))
+		}
+		items = append(items, serviceEventFor(fmt.Sprintf("host-%d", c/10), fmt.Sprintf("check %d", c), pick(c)))
+	}
+	return items
+}
+
+// TestABatchInPartsLeavesWhatSmallBatchesLeave: a batch of 256 items over different checks is
+// applied in five parts (16, 32, 64, 128 and 16 items), each decided while Redis applies the
+// one before, and leaves exactly the database that batches of 32 items, each applied whole,
+// leave: states, history, notifications, counters, the rejected items and the archive. Then an
+// outside tool changes a check the facts cache remembers, in the first part: that event is
+// decided again in a second round, the later parts send their items (the list no longer holds
+// only theirs), and the database still matches.
+func TestABatchInPartsLeavesWhatSmallBatchesLeave(t *testing.T) {
+	t.Parallel()
+	if got, want := partBounds(256), []int{0, 16, 48, 112, 240, 256}; !slices.Equal(got, want) {
+		t.Fatalf("parts of 256: %v, want %v", got, want)
+	}
+	rounds := []partsRound{
+		{offset: 0, items: partsItems(func(c int) string { return map[bool]string{true: "critical", false: "ok"}[c%5 == 0] })},
+		{offset: 40, items: partsItems(func(c int) string {
+			switch {
+			case c%5 == 0:
+				return "critical"
+			case c%7 == 0:
+				return "warning"
+			}
+			return "ok"
+		})},
+		{offset: 100, items: partsItems(func(int) string { return "ok" })},
+		{offset: 110, outside: [][]any{{"HSET", "check:host-0:check 3", "summary", "changed by a tool", "revision", 99}},
+			items: partsItems(func(int) string { return "ok" })},
+	}
+	parts, partsApplies := runBatches(t, 256, rounds)
+	small, smallApplies := runBatches(t, 32, rounds)
+	// four batches in five parts, and the conflicted event's own round
+	if partsApplies != 4*5+1 {
+		t.Errorf("%d apply calls for 4 batches of 256 items, want 21 (five parts each and a re-read round)", partsApplies)
+	}
+	if smallApplies < 4*8 {
+		t.Errorf("%d apply calls for 32 batches of 32 items, want at least 32", smallApplies)
+	}
+	if n := testutil.ToFloat64(parts.x.metrics.conflicts); n != 1 {
+		t.Errorf("%v conflicts in parts, want 1 (the check the tool changed)", n)
+	}
+	if s := parts.hget("check:host-0:check 3", "summary"); s != "s" {
+		t.Errorf("the changed check's summary %q, want the last event's", s)
+	}
+	got, want := parts.db.Dump(t), small.db.Dump(t)
+	if len(want) < 250*5 {
+		t.Fatalf("small batches left %d keys", len(want))
+	}
+	testredis.DiffDumps(t, got, want)
+}
+
+// TestABatchInPartsSurvivesARedisThatForgotItsScripts: Redis forgets its scripts (a restart or
+// SCRIPT FLUSH) as the first part is sent. That part and the one sent behind it come back
+// NOSCRIPT with another reply pending, so the executive loads the script for the parts after
+// them and sends the two again once the others are in; the batch is applied whole and once.
+func TestABatchInPartsSurvivesARedisThatForgotItsScripts(t *testing.T) {
+	t.Parallel()
+	// a server of its own: SCRIPT FLUSH empties every database's scripts
+	h := &harness{t: t, db: testredis.StartServer(t).NewDB(t), clk: clock.NewFake(t0), keys: schema.NewKeys("")}
+	flush := h.db.Conn(t)
+	processing := h.keys.Processing(Stage, "test:1")
+	if err := model.LoadApplyScript(flush); err != nil {
+		t.Fatal(err)
+	}
+	var flushed atomic.Bool
+	var applies atomic.Int64
+	pool := h.db.HookedPool(t, func(cmd string, args []any) {
+		if (cmd == "EVALSHA" || cmd == "EVAL") && len(args) > 2 && args[2] == processing {
+			applies.Add(1)
+			if !flushed.Swap(true) {
+				if _, err := flush.Do("SCRIPT", "FLUSH"); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	})
+	x := New(Options{Pool: pool, Keys: h.keys, Config: DefaultConfig(), Clock: h.clk,
+		Identity: queue.Identity{Host: "test", PID: 1}, Version: "test"})
+	items := partsItems(func(c int) string { return "critical" })
+	for _, it := range items {
+		h.db.Do(t, "LPUSH", h.keys.Events(), it)
+	}
+	batch, err := x.consumer.Next(context.Background(), 256, 0)
+	if err != nil || len(batch.Items) != 256 || !batch.Whole {
+		t.Fatalf("claimed %d items (whole: %v, %v), want 256", len(batch.Items), batch.Whole, err)
+	}
+	res, err := x.ProcessBatch(context.Background(), batch)
+	if err != nil || res.Finished != 256 {
+		t.Fatalf("finished %d of 256 (%v)", res.Finished, err)
+	}
+	// five parts, and again the first and, unless the script was loaded before Redis had read
+	// all of it, the one sent behind it
+	if n := applies.Load(); n != 6 && n != 7 {
+		t.Errorf("%d apply calls, want 6 or 7", n)
+	}
+	if n, _ := redis.Int(h.db.Do(t, "LLEN", processing), nil); n != 0 {
+		t.Errorf("%d items still claimed", n)
+	}
+	counters, _ := redis.StringMap(h.db.Do(t, "HGETALL", h.keys.EventCounters()), nil)
+	if counters["all"] != "256" || counters["failure"] != "250" || counters["invalid"] != "6" {
+		t.Errorf("event_counters %v, want 250 failures and 6 invalid items, each counted once", counters)
+	}
+	if state := h.hget("check:host-24:check 249", "state"); state != "critical" {
+		t.Errorf("the last part's check is %q, want critical", state)
+	}
 }

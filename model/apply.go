@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	_ "embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -57,11 +58,25 @@ func recycle(args []any) {
 func (s script) run(conn redis.Conn, args []any) (any, error) {
 	args[0], args[1] = s.sha, 0
 	reply, err := conn.Do("EVALSHA", args...)
-	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+	if isNoScript(err) {
 		args[0] = s.src
 		reply, err = conn.Do("EVAL", args...)
 	}
 	return reply, err
+}
+
+// send writes the EVALSHA run makes without waiting for its reply.
+func (s script) send(conn redis.Conn, args []any) error {
+	args[0], args[1] = s.sha, 0
+	if err := conn.Send("EVALSHA", args...); err != nil {
+		return err
+	}
+	return conn.Flush()
+}
+
+func isNoScript(err error) bool {
+	e, ok := err.(redis.Error)
+	return ok && strings.HasPrefix(string(e), "NOSCRIPT ")
 }
 
 // Ops is an ordered list of Redis writes, built by the domain functions of this package and
@@ -214,10 +229,11 @@ type ApplyTarget struct {
 	InstanceCounters string // event_counters:HOST:PID ("" for none)
 	PerMinute        string // stats:events:<minute> ("" for none)
 	PerMinuteTTL     int64
-	// ListLen > 0 says the processing list holds exactly the records' items, this many (a whole
-	// claimed batch), each record's at its Slot. Apply then leaves the items out of the call and
-	// names them by slot; when the list moved (a peer requeued it), the call is sent again with
-	// the items. Receiving a batch's items back cost Redis ~1.2 µs per record.
+	// ListLen > 0 says the processing list's ListLen oldest items are exactly the records' items
+	// (a whole claimed batch, or a part of one applied in parts, the rest of the batch newer),
+	// each record's at its Slot counted from the oldest. Apply then leaves the items out of the
+	// call and names them by slot; when the list moved (a peer requeued items), the call is sent
+	// again with the items. Receiving a batch's items back cost Redis ~1.2 µs per record.
 	ListLen int
 	// Indexes are the checks to mark current, each written when the record that touched it
 	// applies (nil for none).
@@ -411,8 +427,23 @@ func (o *Ops) bumpsRevision(key string) bool {
 // guard's key exists is a conflict. Writes Redis refused (wrong key types) are returned as a *WriteError together with
 // the statuses: those records are finished anyway, so callers log the error and carry on.
 func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
+	return PrepareApply(t, records).Do(conn)
+}
+
+// ApplyCall is an Apply whose arguments are built: a caller applying a batch in parts builds the
+// next part's while Redis runs the previous one, so Redis waits only for the call to be sent.
+type ApplyCall struct {
+	t       ApplyTarget
+	records []Record
+	args    []any
+}
+
+// PrepareApply builds the call Apply makes (it folds each guard's next revision into the
+// records, as Apply does).
+func PrepareApply(t ApplyTarget, records []Record) *ApplyCall {
+	c := &ApplyCall{t: t, records: records}
 	if len(records) == 0 {
-		return nil, nil
+		return c
 	}
 	for i := range records {
 		r := &records[i]
@@ -423,23 +454,102 @@ func Apply(conn redis.Conn, t ApplyTarget, records []Record) ([]Status, error) {
 		}
 	}
 	if t.ListLen > 0 && !slotsFill(records, t.ListLen) {
-		t.ListLen = 0
+		c.t.ListLen = 0
 	}
-	args := applyArgs(scriptHead, t, records)
-	reply, err := applyScript.run(conn, args)
-	recycle(args)
-	if s, ok := reply.(string); ok && s == "ITEMS" && t.ListLen > 0 {
-		t.ListLen = 0
-		args = applyArgs(scriptHead, t, records)
-		reply, err = applyScript.run(conn, args)
-		recycle(args)
+	c.args = applyArgs(scriptHead, c.t, records)
+	return c
+}
+
+// ErrSendAgain is Receive's answer when the call wrote nothing and must be run again with Do
+// once no other reply is pending on the connection: Redis did not know the script (it
+// restarted), or the processing list no longer held the records' items where ListLen said (a
+// peer requeued some; Do then sends the items).
+var ErrSendAgain = errors.New("apply writes: the call must be sent again")
+
+// LoadApplyScript has Redis load the apply script, which it forgot if Receive answered
+// ErrSendAgain for NOSCRIPT: calls already sent behind that one fail alike, but later ones find
+// it.
+func LoadApplyScript(conn redis.Conn) error {
+	if _, err := conn.Do("SCRIPT", "LOAD", applyScript.src); err != nil {
+		return fmt.Errorf("load the apply script: %w", err)
 	}
+	return nil
+}
+
+// SendItems makes the call send its records' items instead of naming them by slot.
+func (c *ApplyCall) SendItems() {
+	if c.t.ListLen == 0 || len(c.records) == 0 {
+		return
+	}
+	c.release()
+	c.t.ListLen = 0
+	c.args = applyArgs(scriptHead, c.t, c.records)
+}
+
+// Do runs the call on conn and returns each record's status (see Apply). A call is run once.
+func (c *ApplyCall) Do(conn redis.Conn) ([]Status, error) {
+	if len(c.records) == 0 {
+		return nil, nil
+	}
+	reply, err := applyScript.run(conn, c.args)
+	c.release()
+	if listMoved(reply, c.t) {
+		c.SendItems()
+		reply, err = applyScript.run(conn, c.args)
+		c.release()
+	}
+	return c.decode(reply, err)
+}
+
+// Send writes the call to conn without waiting for its reply, which Receive reads: meanwhile the
+// caller may prepare and send the next call and use other connections.
+func (c *ApplyCall) Send(conn redis.Conn) error {
+	if len(c.records) == 0 {
+		return nil
+	}
+	if err := applyScript.send(conn, c.args); err != nil {
+		c.release()
+		return fmt.Errorf("apply writes: %w", err)
+	}
+	return nil
+}
+
+// Receive reads the reply of Send and returns each record's status (see Apply), or
+// ErrSendAgain.
+func (c *ApplyCall) Receive(conn redis.Conn) ([]Status, error) {
+	if len(c.records) == 0 {
+		return nil, nil
+	}
+	reply, err := conn.Receive()
+	if isNoScript(err) || listMoved(reply, c.t) {
+		// replies to calls sent after this one may be pending: Do would read them
+		return nil, ErrSendAgain
+	}
+	c.release()
+	return c.decode(reply, err)
+}
+
+// listMoved reports the script's ITEMS answer to a call that left the items out.
+func listMoved(reply any, t ApplyTarget) bool {
+	s, ok := reply.(string)
+	return ok && s == "ITEMS" && t.ListLen > 0
+}
+
+// release hands the call's arguments back to argsPool.
+func (c *ApplyCall) release() {
+	if c.args != nil {
+		recycle(c.args)
+		c.args = nil
+	}
+}
+
+func (c *ApplyCall) decode(reply any, err error) ([]Status, error) {
 	statuses, err := decodeApply(reply, err)
 	if err != nil {
 		return statuses, err
 	}
-	if len(statuses) != len(records) {
-		return nil, fmt.Errorf("apply writes: %d statuses for %d records", len(statuses), len(records))
+	if len(statuses) != len(c.records) {
+		return nil, fmt.Errorf("apply writes: %d statuses for %d records", len(statuses), len(c.records))
 	}
 	return statuses, nil
 }

@@ -18,8 +18,9 @@ import (
 // TestApplyFinishesItems applies batches against a processing list holding the batch, the batch
 // and later items, part of the batch (a peer requeued the rest), duplicates, and a list too long
 // to be rewritten, and checks each record's status, its writes, and exactly what stays claimed,
-// in order. With ListLen (a whole claimed batch) the items are left out of the call and named by
-// their slots; when the list moved, the call is sent again with them, with the same outcome.
+// in order. With ListLen (a whole claimed batch, or a part of one with the rest newer) the items
+// are left out of the call and named by their slots; when a peer's requeue reached them, the call
+// is sent again with them, with the same outcome.
 func TestApplyFinishesItems(t *testing.T) {
 	t.Parallel()
 	items := func(prefix string, n int) []string {
@@ -66,12 +67,24 @@ func TestApplyFinishesItems(t *testing.T) {
 			want:     statuses(10, nil, map[int]bool{2: true, 5: true}), left: []string{`{"item":"a5"}`, `{"item":"a2"}`}},
 		{name: "items left out, requeued by a peer: sent again", list: reverse(items("a", 10)[:6]), batch: items("a", 10), listLen: 10, calls: 2,
 			want: statuses(10, map[int]bool{6: true, 7: true, 8: true, 9: true}, nil), left: []string{}},
-		{name: "items left out, the list holds more: sent again", list: append([]string{"later1", "later0"}, reverse(items("a", 10))...),
-			batch: items("a", 10), listLen: 10, calls: 2, want: statuses(10, nil, nil), left: []string{"later1", "later0"}},
+		{name: "items left out, newer items stay", list: append([]string{"later1", "later0"}, reverse(items("a", 10))...),
+			batch: items("a", 10), listLen: 10, calls: 1, want: statuses(10, nil, nil), left: []string{"later1", "later0"}},
 		{name: "more items claimed than records: items sent", list: reverse(items("a", 10)), batch: items("a", 8), listLen: 10, calls: 1,
 			want: statuses(8, nil, nil), left: reverse(items("a", 10)[8:])},
 		{name: "items left out, duplicates and a conflict", list: []string{"f", "e", "d", "e", "d"}, batch: []string{"d", "e", "d", "e", "f"},
 			listLen: 5, calls: 1, conflict: map[int]bool{2: true}, want: statuses(5, nil, map[int]bool{2: true}), left: []string{"d"}},
+		{name: "a batch's first part, items left out", list: reverse(items("a", 10)), batch: items("a", 4), listLen: 4, calls: 1,
+			want: statuses(4, nil, nil), left: reverse(items("a", 10)[4:])},
+		{name: "a part's conflict stays claimed, at the head", list: reverse(items("a", 10)), batch: items("a", 4), listLen: 4, calls: 1,
+			conflict: map[int]bool{1: true}, want: statuses(4, nil, map[int]bool{1: true}),
+			left: append([]string{`{"item":"a1"}`}, reverse(items("a", 10)[4:])...)},
+		{name: "a part after a part that left an item claimed", list: append([]string{"kept"}, reverse(items("a", 10)[4:])...),
+			batch: items("a", 10)[4:7], listLen: 3, calls: 1,
+			want: statuses(3, nil, nil), left: append([]string{"kept"}, reverse(items("a", 10)[7:])...)},
+		{name: "a part, a peer's requeue reached its items: sent again", list: reverse(items("a", 10)[:3]), batch: items("a", 4), listLen: 4, calls: 2,
+			want: statuses(4, map[int]bool{3: true}, nil), left: []string{}},
+		{name: "a part, a peer's requeue short of its items", list: reverse(items("a", 10)[:5]), batch: items("a", 4), listLen: 4, calls: 1,
+			want: statuses(4, nil, nil), left: []string{`{"item":"a4"}`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -11,12 +11,14 @@
 -- ARGV[4] per-minute counter (stats:events:YYYYMMDDHHMM) or ""
 -- ARGV[5] its expiry in seconds
 -- ARGV[6] number of records N
--- ARGV[7] L > 0: the processing list holds exactly the records' items, L of them, and each item is
---         left out: in its place the record sends its slot, the item's place in the claimed
---         batch (0 = the oldest, at the list's tail). When the list's length differs nothing is
---         written and the reply is the status ITEMS: the caller sends the call again with the
---         items. Else the list goes, but for the items of records not applied, read by slot.
---         "0": items are sent.
+-- ARGV[7] L > 0: the processing list's L oldest items (its tail) are exactly the records' items,
+--         and each item is left out: in its place the record sends its slot, the item's place in
+--         the claimed batch (0 = the oldest, at the list's tail). Newer items may sit at its head
+--         (the rest of a batch applied in parts, and the items that parts before left claimed).
+--         When the list is shorter than L (a peer requeued items, which it takes from the head)
+--         nothing is written and the reply is the status ITEMS: the caller sends the call again
+--         with the items. Else the L items go, but for the items of records not applied, read by
+--         slot and put back at the head. "0": items are sent.
 -- ARGV[8] T: the number of checks the index section after the records names ("0": no section).
 -- ARGV[9] S: the number of record shapes that follow, each: counter field, count A of absent keys,
 --         count F of fields, the F field names. A record of shape k names it as "Sk".
@@ -156,9 +158,9 @@ local function write(i, cmd, key, args, from, to)
   end
 end
 
--- Items left out: the list holds the batch and nothing else, so every record's item is still
--- claimed; a peer that requeued any of them would have shortened it.
-if whole > 0 and redis.call('LLEN', processing) ~= whole then
+-- Items left out: the list's tail holds the records' items, unless a peer requeued them; a
+-- requeue takes items from the head, so it reached them only if the list is now shorter than L.
+if whole > 0 and redis.call('LLEN', processing) < whole then
   return redis.status_reply('ITEMS')
 end
 -- slots of the records not applied (items left out), whose items stay claimed
@@ -253,15 +255,15 @@ end
 -- rewrite the processing list without the finished items, in its order (claimed now counts the
 -- copies of each item that stay)
 if whole > 0 then
-  -- in the list's order: the newest claim, the highest slot, at its head
-  table.sort(kept, function(a, b) return a > b end)
+  -- LPUSH in claim order leaves the newest claim, the highest slot, nearest the head
+  table.sort(kept)
   local keep = {}
   for i, slot in ipairs(kept) do
     keep[i] = redis.call('LINDEX', processing, -(slot + 1))
   end
-  redis.call('DEL', processing)
+  redis.call('LTRIM', processing, 0, -(whole + 1))
   for at = 1, #keep, 1000 do
-    redis.call('RPUSH', processing, unpack(keep, at, math.min(at + 999, #keep)))
+    redis.call('LPUSH', processing, unpack(keep, at, math.min(at + 999, #keep)))
   end
 elseif taken > 0 then
   redis.call('DEL', processing)
