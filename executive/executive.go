@@ -289,8 +289,13 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 			all.archive = batch.Items
 		}
 		var retry []pendingEvent
+		var applier redis.Conn
 		if round == 0 && batch.Whole && len(deferred) == 0 && len(batch.Items) >= minBatchInParts {
-			retry, err = x.applyInParts(ctx, conn, &all, len(batch.Items), now, &r)
+			applier = x.spareConn(ctx)
+		}
+		if applier != nil {
+			retry, err = x.applyInParts(ctx, conn, applier, &all, len(batch.Items), now, &r)
+			applier.Close()
 		} else {
 			listLen := 0
 			if round == 0 && batch.Whole {
@@ -386,23 +391,26 @@ func partBounds(n int) []int {
 }
 
 // applyInParts decides and applies round 0 of a whole batch whose checks all differ in parts,
-// each sent before the previous one's reply is read: while Redis applies one part, the
-// executive decides the next, and Redis finds it waiting. Parts share no check, so a part's
+// each sent down applier before the previous one's reply is read: while Redis applies one part,
+// the executive decides the next, and Redis finds it waiting. Parts share no check, so a part's
 // decisions never wait for the previous part's outcome; each part's items are the oldest left in
 // the processing list, which names them by slot (model.ApplyTarget.ListLen).
-func (x *Executive) applyInParts(ctx context.Context, conn redis.Conn, round *roundPart, n int, now time.Time, r *roundState) ([]pendingEvent, error) {
-	// the parts go down a connection of their own, while this one reads for decisions
-	applier, err := x.pool.GetContext(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("process batch: %w", err)
-	}
-	defer applier.Close() // after an error, reads the replies still pending
+func (x *Executive) applyInParts(ctx context.Context, conn, applier redis.Conn, round *roundPart, n int, now time.Time, r *roundState) ([]pendingEvent, error) {
 	type sentPart struct {
 		part *roundPart
 		call *model.ApplyCall
 	}
 	var inflight, again []sentPart // again: parts to send once no reply is pending
 	var retry []pendingEvent
+	defer func() {
+		// after an error, the parts sent still count what they finished (the batch is retried
+		// from the processing list)
+		for _, s := range inflight {
+			if statuses, err := s.call.Receive(applier); err == nil || errors.As(err, new(*model.WriteError)) {
+				_, _ = x.settlePart(s.part, statuses, err, r)
+			}
+		}
+	}()
 	settle := func(s sentPart, statuses []model.Status, err error) error {
 		more, err := x.settlePart(s.part, statuses, err, r)
 		retry = append(retry, more...)
@@ -447,6 +455,25 @@ func (x *Executive) applyInParts(ctx context.Context, conn redis.Conn, round *ro
 		}
 	}
 	return retry, nil
+}
+
+// spareWait bounds the wait for a second connection to apply a batch in parts.
+const spareWait = 10 * time.Millisecond
+
+// spareConn is a second connection, for applying a batch in parts, or nil when the pool cannot
+// spare one soon (redis.pool_size 1, or every connection busy): the batch is then applied in
+// one call rather than waiting for a connection while holding one.
+func (x *Executive) spareConn(ctx context.Context) redis.Conn {
+	if x.pool.MaxActive == 1 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, spareWait)
+	defer cancel()
+	c, err := x.pool.GetContext(ctx)
+	if err != nil {
+		return nil
+	}
+	return c
 }
 
 // decidePart decides the part's events on their facts.

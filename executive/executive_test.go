@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -15,12 +16,11 @@ import (
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
-	"github.com/flapjackgo/flapjack/schema"
 )
 
 // TestAWholeBatchIsAppliedWithoutItsItems: a claimed batch that is the whole processing list is
-// applied without sending its events back to Redis (a malformed item is sent once, as the
-// rejected list's entry), and the list is empty afterwards; a batch in which a check has two
+// applied without sending its events back to Redis but its oldest and newest, which tell the
+// list's tail (a malformed item is sent once, as the rejected list's entry), and the list is empty afterwards; a batch in which a check has two
 // events is applied in rounds, with the items, as before. Either way every event is applied once
 // and nothing stays claimed.
 func TestAWholeBatchIsAppliedWithoutItsItems(t *testing.T) {
@@ -68,6 +68,10 @@ func TestAWholeBatchIsAppliedWithoutItsItems(t *testing.T) {
 			}
 			sent := false
 			for _, args := range scriptArgs {
+				if len(args) > 11 && args[2] == x.consumer.ProcessingKey() {
+					// an apply call: its ARGV[8] and ARGV[9] name the list's ends
+					args = args[11:]
+				}
 				for _, a := range args {
 					for _, it := range c.items {
 						if s, ok := a.(string); ok && s == it && it != malformed {
@@ -135,17 +139,21 @@ type partsRound struct {
 	items   []string
 }
 
-// runBatches sends each round's items through an executive claiming batchSize items at a time
-// (with the events archive on) and returns its harness and how many apply calls it made.
-func runBatches(t *testing.T, batchSize int, rounds []partsRound) (*harness, int) {
+// runBatches sends each round's items through an executive on db claiming batchSize items at a
+// time (with the events archive on), calling hook (when not nil) before every apply call it
+// sends, and returns its harness and how many apply calls it sent.
+func runBatches(t *testing.T, db *testredis.DB, batchSize int, rounds []partsRound, hook func()) (*harness, int) {
 	t.Helper()
 	configure := func(c *Config) { c.BatchSize, c.ArchiveEvents = batchSize, true }
-	h := newHarness(t, configure)
+	h := newHarnessOn(t, db, configure)
 	var applies atomic.Int64
 	processing := h.x.consumer.ProcessingKey()
 	pool := h.db.HookedPool(t, func(cmd string, args []any) {
-		if cmd == "EVALSHA" && len(args) > 2 && args[2] == processing {
+		if (cmd == "EVALSHA" || cmd == "EVAL") && len(args) > 2 && args[2] == processing {
 			applies.Add(1)
+			if hook != nil {
+				hook()
+			}
 		}
 	})
 	cfg := DefaultConfig()
@@ -206,8 +214,8 @@ func TestABatchInPartsLeavesWhatSmallBatchesLeave(t *testing.T) {
 		{offset: 110, outside: [][]any{{"HSET", "check:host-0:check 3", "summary", "changed by a tool", "revision", 99}},
 			items: partsItems(func(int) string { return "ok" })},
 	}
-	parts, partsApplies := runBatches(t, 256, rounds)
-	small, smallApplies := runBatches(t, 32, rounds)
+	parts, partsApplies := runBatches(t, testredis.New(t), 256, rounds, nil)
+	small, smallApplies := runBatches(t, testredis.New(t), 32, rounds, nil)
 	// four batches in five parts, and the conflicted event's own round
 	if partsApplies != 4*5+1 {
 		t.Errorf("%d apply calls for 4 batches of 256 items, want 21 (five parts each and a re-read round)", partsApplies)
@@ -229,57 +237,76 @@ func TestABatchInPartsLeavesWhatSmallBatchesLeave(t *testing.T) {
 }
 
 // TestABatchInPartsSurvivesARedisThatForgotItsScripts: Redis forgets its scripts (a restart or
-// SCRIPT FLUSH) as the first part is sent. That part and the one sent behind it come back
-// NOSCRIPT with another reply pending, so the executive loads the script for the parts after
-// them and sends the two again once the others are in; the batch is applied whole and once.
+// SCRIPT FLUSH) as a batch's first part is sent, and its third part holds a check the facts
+// cache remembers and an outside tool changed. The first part, and the second sent behind it, come back
+// NOSCRIPT with another reply pending; the executive loads the script, so the third part runs,
+// but it finds the tail of the processing list still the first part's and writes nothing. The
+// parts are sent again once the others are in, and the database ends as when batches too small
+// for parts apply the same events: nothing lost, nothing applied twice.
 func TestABatchInPartsSurvivesARedisThatForgotItsScripts(t *testing.T) {
 	t.Parallel()
 	// a server of its own: SCRIPT FLUSH empties every database's scripts
-	h := &harness{t: t, db: testredis.StartServer(t).NewDB(t), clk: clock.NewFake(t0), keys: schema.NewKeys("")}
-	flush := h.db.Conn(t)
-	processing := h.keys.Processing(Stage, "test:1")
-	if err := model.LoadApplyScript(flush); err != nil {
-		t.Fatal(err)
-	}
-	var flushed atomic.Bool
-	var applies atomic.Int64
-	pool := h.db.HookedPool(t, func(cmd string, args []any) {
-		if (cmd == "EVALSHA" || cmd == "EVAL") && len(args) > 2 && args[2] == processing {
-			applies.Add(1)
-			if !flushed.Swap(true) {
-				if _, err := flush.Do("SCRIPT", "FLUSH"); err != nil {
-					t.Error(err)
-				}
+	db := testredis.StartServer(t).NewDB(t)
+	flush := db.Conn(t)
+	calls := 0
+	hook := func() {
+		// the third round's first part: the rounds before made five calls each
+		if calls++; calls == 11 {
+			if _, err := flush.Do("SCRIPT", "FLUSH"); err != nil {
+				t.Error(err)
 			}
 		}
-	})
-	x := New(Options{Pool: pool, Keys: h.keys, Config: DefaultConfig(), Clock: h.clk,
-		Identity: queue.Identity{Host: "test", PID: 1}, Version: "test"})
-	items := partsItems(func(c int) string { return "critical" })
-	for _, it := range items {
-		h.db.Do(t, "LPUSH", h.keys.Events(), it)
 	}
-	batch, err := x.consumer.Next(context.Background(), 256, 0)
-	if err != nil || len(batch.Items) != 256 || !batch.Whole {
-		t.Fatalf("claimed %d items (whole: %v, %v), want 256", len(batch.Items), batch.Whole, err)
+	rounds := []partsRound{
+		{offset: 0, items: partsItems(func(int) string { return "ok" })},
+		{offset: 5, items: partsItems(func(int) string { return "ok" })},
+		{offset: 10, outside: [][]any{{"HSET", "check:host-6:check 60", "summary", "changed by a tool", "revision", 99}},
+			items: partsItems(func(int) string { return "ok" })},
 	}
-	res, err := x.ProcessBatch(context.Background(), batch)
-	if err != nil || res.Finished != 256 {
-		t.Fatalf("finished %d of 256 (%v)", res.Finished, err)
+	forgot, applies := runBatches(t, db, 256, rounds, hook)
+	small, _ := runBatches(t, testredis.New(t), 32, rounds, nil)
+	// five parts a round; the third round's five sent again (three of them at most ran, and
+	// wrote nothing), and a re-read round for the changed check
+	if applies != 3*5+5+1 {
+		t.Errorf("%d apply calls, want 21", applies)
 	}
-	// five parts, and again the first and, unless the script was loaded before Redis had read
-	// all of it, the one sent behind it
-	if n := applies.Load(); n != 6 && n != 7 {
-		t.Errorf("%d apply calls, want 6 or 7", n)
+	if n := testutil.ToFloat64(forgot.x.metrics.conflicts); n != 1 {
+		t.Errorf("%v conflicts, want 1 (the check the tool changed)", n)
 	}
-	if n, _ := redis.Int(h.db.Do(t, "LLEN", processing), nil); n != 0 {
+	if n, _ := redis.Int(forgot.db.Do(t, "LLEN", forgot.x.consumer.ProcessingKey()), nil); n != 0 {
 		t.Errorf("%d items still claimed", n)
 	}
-	counters, _ := redis.StringMap(h.db.Do(t, "HGETALL", h.keys.EventCounters()), nil)
-	if counters["all"] != "256" || counters["failure"] != "250" || counters["invalid"] != "6" {
-		t.Errorf("event_counters %v, want 250 failures and 6 invalid items, each counted once", counters)
+	testredis.DiffDumps(t, forgot.db.Dump(t), small.db.Dump(t))
+}
+
+// TestABatchOnAPoolOfOneConnection: with redis.pool_size 1 there is no second connection for
+// parts, and a batch that would go in parts is applied in one call instead of waiting forever for
+// a connection while holding the only one.
+func TestABatchOnAPoolOfOneConnection(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pool := testredis.Pool(h.db.Server.Addr, h.db.Index)
+	pool.MaxActive, pool.Wait = 1, true
+	t.Cleanup(func() { pool.Close() })
+	x := New(Options{Pool: pool, Keys: h.keys, Config: DefaultConfig(), Clock: h.clk,
+		Identity: queue.Identity{Host: "test", PID: 1}, Version: "test"})
+	for _, it := range partsItems(func(int) string { return "ok" }) {
+		h.db.Do(t, "LPUSH", h.keys.Events(), it)
 	}
-	if state := h.hget("check:host-24:check 249", "state"); state != "critical" {
-		t.Errorf("the last part's check is %q, want critical", state)
+	done := make(chan int, 1)
+	go func() {
+		n, err := x.ProcessNext(context.Background(), 0)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- n
+	}()
+	select {
+	case n := <-done:
+		if n != 256 {
+			t.Errorf("finished %d of 256", n)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the batch did not finish: waiting for a second connection from a pool of one?")
 	}
 }

@@ -28,7 +28,12 @@ type harness struct {
 
 func newHarness(t *testing.T, configure ...func(*Config)) *harness {
 	t.Helper()
-	db := testredis.New(t)
+	return newHarnessOn(t, testredis.New(t), configure...)
+}
+
+// newHarnessOn is newHarness on database db.
+func newHarnessOn(t *testing.T, db *testredis.DB, configure ...func(*Config)) *harness {
+	t.Helper()
 	clk := clock.NewFake(t0)
 	cfg := DefaultConfig()
 	for _, c := range configure {

@@ -232,8 +232,9 @@ type ApplyTarget struct {
 	// ListLen > 0 says the processing list's ListLen oldest items are exactly the records' items
 	// (a whole claimed batch, or a part of one applied in parts, the rest of the batch newer),
 	// each record's at its Slot counted from the oldest. Apply then leaves the items out of the
-	// call and names them by slot; when the list moved (a peer requeued items), the call is sent
-	// again with the items. Receiving a batch's items back cost Redis ~1.2 µs per record.
+	// call but the oldest and newest, and names them by slot; when the list's tail is not theirs
+	// (a peer requeued items, or an earlier part was not applied), the call is sent again with
+	// the items. Receiving a batch's items back cost Redis ~1.2 µs per record.
 	ListLen int
 	// Indexes are the checks to mark current, each written when the record that touched it
 	// applies (nil for none).
@@ -246,7 +247,7 @@ func ApplyArgs(t ApplyTarget, records []Record) []any { return applyArgs(0, t, r
 // applyArgs builds the script arguments after head free values.
 func applyArgs(head int, t ApplyTarget, records []Record) []any {
 	var shapes recordShapes
-	size := head + 9 + t.Indexes.size()
+	size := head + 11 + t.Indexes.size()
 	for i := range records {
 		r := &records[i]
 		size += 4 + 2*len(r.Guards) + len(r.Ops.args)
@@ -255,7 +256,9 @@ func applyArgs(head int, t ApplyTarget, records []Record) []any {
 		}
 	}
 	args := newArgs(size)[:head]
-	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records), t.ListLen, t.Indexes.touched())
+	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records), t.ListLen)
+	args = appendListEnds(args, t.ListLen, records)
+	args = append(args, t.Indexes.touched())
 	args = shapes.appendTo(args)
 	for i := range records {
 		r := &records[i]
@@ -552,6 +555,27 @@ func (c *ApplyCall) decode(reply any, err error) ([]Status, error) {
 		return nil, fmt.Errorf("apply writes: %d statuses for %d records", len(statuses), len(c.records))
 	}
 	return statuses, nil
+}
+
+// appendListEnds appends the items of the records at slots 0 and listLen - 1, by which the
+// script knows the list's tail is theirs ("" and "" when the items are sent).
+func appendListEnds(args []any, listLen int, records []Record) []any {
+	var oldest, newest string
+	if listLen > 0 {
+		for i := range records {
+			switch r := &records[i]; {
+			case r.Item == "":
+			case r.Slot == 0:
+				oldest = r.Item
+			case r.Slot == listLen-1:
+				newest = r.Item
+			}
+		}
+		if listLen == 1 {
+			newest = oldest
+		}
+	}
+	return append(args, oldest, newest)
 }
 
 // slotsFill reports whether the records with an item name each slot of a batch of n once.

@@ -35,7 +35,7 @@ func TestApplyArgsShortForm(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			args := ApplyArgs(ApplyTarget{}, []Record{c.record})
-			if got := args[8:]; !reflect.DeepEqual(got, c.want) {
+			if got := args[10:]; !reflect.DeepEqual(got, c.want) {
 				t.Errorf("record sent as\n%v\nwant\n%v", got, c.want)
 			}
 		})
@@ -71,7 +71,7 @@ func TestApplyArgsShapedForm(t *testing.T) {
 		3, "S3", "check:a:e", "1", "a:e:scheduled_maintenances", 101, 2,
 	}
 	args := ApplyArgs(ApplyTarget{ListLen: len(records)}, records)
-	if got := args[8:]; !reflect.DeepEqual(got, want) {
+	if got := args[10:]; !reflect.DeepEqual(got, want) {
 		t.Errorf("records sent as\n%v\nwant\n%v", got, want)
 	}
 }
@@ -93,7 +93,7 @@ func TestApplyArgsShapeLimits(t *testing.T) {
 		records = append(records, r)
 	}
 	args := ApplyArgs(ApplyTarget{}, records)
-	if n := args[8]; n != 4 {
+	if n := args[10]; n != 4 {
 		t.Fatalf("%v shapes, want 4", n)
 	}
 	var forms []any

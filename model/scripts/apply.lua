@@ -15,12 +15,17 @@
 --         and each item is left out: in its place the record sends its slot, the item's place in
 --         the claimed batch (0 = the oldest, at the list's tail). Newer items may sit at its head
 --         (the rest of a batch applied in parts, and the items that parts before left claimed).
---         When the list is shorter than L (a peer requeued items, which it takes from the head)
---         nothing is written and the reply is the status ITEMS: the caller sends the call again
---         with the items. Else the L items go, but for the items of records not applied, read by
---         slot and put back at the head. "0": items are sent.
--- ARGV[8] T: the number of checks the index section after the records names ("0": no section).
--- ARGV[9] S: the number of record shapes that follow, each: counter field, count A of absent keys,
+--         When the list's tail is not the records' items, as ARGV[8] and ARGV[9] tell (a peer
+--         requeued some, taking items from the head; or an earlier part of the batch, sent ahead
+--         of this call's reply, was not applied), nothing is written and the reply is the status
+--         ITEMS: the caller sends the call again with the items. Else the L items go, but for
+--         the items of records not applied, read by slot and put back at the head. "0": items are
+--         sent.
+-- ARGV[8], ARGV[9] with L > 0: the records' oldest and newest items (slots 0 and L - 1), which
+--         must be the list's last and L-th last: nothing inserts items between them, so the L
+--         items from the tail are then exactly the records'.
+-- ARGV[10] T: the number of checks the index section after the records names ("0": no section).
+-- ARGV[11] S: the number of record shapes that follow, each: counter field, count A of absent keys,
 --         count F of fields, the F field names. A record of shape k names it as "Sk".
 -- Then N records: item, guard count G, G pairs (hash key, expected "revision" field value; a
 -- missing field reads as "0"; an empty expected value instead requires that the key does not
@@ -62,13 +67,13 @@ local allowed = {
 local processing = ARGV[1]
 local n = tonumber(ARGV[6])
 local whole = tonumber(ARGV[7])
-local touched = tonumber(ARGV[8])
-local first = 10
+local touched = tonumber(ARGV[10])
+local first = 12
 
 -- shapes by marker; buf holds the HSET's field names at its odd places, a record's values go
 -- in between
 local shapes = {}
-for k = 1, tonumber(ARGV[9]) do
+for k = 1, tonumber(ARGV[11]) do
   local nabsent, nfields = tonumber(ARGV[first + 1]), tonumber(ARGV[first + 2])
   local buf = {}
   for f = 1, nfields do
@@ -158,9 +163,10 @@ local function write(i, cmd, key, args, from, to)
   end
 end
 
--- Items left out: the list's tail holds the records' items, unless a peer requeued them; a
--- requeue takes items from the head, so it reached them only if the list is now shorter than L.
-if whole > 0 and redis.call('LLEN', processing) < whole then
+-- Items left out: the list's tail holds the records' items, unless a peer requeued some or an
+-- earlier part still holds the tail.
+if whole > 0 and (redis.call('LLEN', processing) < whole or redis.call('LINDEX', processing, -1) ~= ARGV[8]
+    or redis.call('LINDEX', processing, -whole) ~= ARGV[9]) then
   return redis.status_reply('ITEMS')
 end
 -- slots of the records not applied (items left out), whose items stay claimed
