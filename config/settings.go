@@ -81,7 +81,7 @@ var Core = Table{
 	{Key: "redis.tls.cert_file", Default: "", Usage: "client certificate file for rediss://"},
 	{Key: "redis.tls.key_file", Default: "", Usage: "client key file for rediss://"},
 	{Key: "redis.tls.insecure_skip_verify", Kind: Bool, Default: "false", Usage: "do not verify the Redis server certificate (testing only)"},
-	{Key: "redis.pool_size", Kind: Int, Default: "32", Usage: "maximum Redis connections per process"},
+	{Key: "redis.pool_size", Kind: Int, Default: "32", Usage: "maximum Redis connections per process (the executive uses a second one to apply a batch in parts; with `1` it applies each batch in one call)"},
 
 	{Key: "executive.enabled", Kind: Bool, Default: "true", Usage: "run the executive in `server`"},
 	{Key: "executive.queue", Default: "events", Usage: "list events are queued on (POST /events, the CLI, receivers, Jabber and PagerDuty acknowledgements) and the executive takes them from"},
