@@ -422,6 +422,9 @@ func (x *Executive) applyInParts(ctx context.Context, conn, applier redis.Conn, 
 		statuses, err := s.call.Receive(applier)
 		if errors.Is(err, model.ErrSendAgain) {
 			again = append(again, s)
+			if len(again) > 1 {
+				return nil // the parts after the first one sent again fail on its account
+			}
 			// when Redis forgot the script, the parts sent from now on find it
 			return model.LoadApplyScript(conn)
 		}
@@ -483,7 +486,7 @@ func (x *Executive) decidePart(ctx context.Context, conn redis.Conn, p *roundPar
 		e := &p.events[i]
 		p.decisions[i] = x.decider.decide(&e.event, e.raw, &p.facts[i], now.Unix(), e.seq, &r.view)
 	}
-	return x.decideAgainOnReads(ctx, conn, p.events, p.facts, p.cached, p.decisions, now, &r.view)
+	return x.decideAgainOnReads(ctx, conn, p, now, &r.view)
 }
 
 // preparePart builds the part's call. listLen > 0: the part's items are the listLen oldest in the
@@ -637,10 +640,10 @@ func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pe
 // decideAgainOnReads reads the facts of the checks whose decisions, taken on cached facts, need
 // what the cache does not hold (notifiesWithoutHistory), and decides them again on those: a
 // failing check's, once per repeated notification.
-func (x *Executive) decideAgainOnReads(ctx context.Context, conn redis.Conn, current []pendingEvent, facts []model.CheckFacts, cached []bool, decisions []decision, now time.Time, view *checkView) error {
+func (x *Executive) decideAgainOnReads(ctx context.Context, conn redis.Conn, p *roundPart, now time.Time, view *checkView) error {
 	var again []int
-	for i := range current {
-		if cached[i] && notifiesWithoutHistory(&decisions[i], &facts[i]) {
+	for i := range p.events {
+		if p.cached[i] && notifiesWithoutHistory(&p.decisions[i], &p.facts[i]) {
 			again = append(again, i)
 		}
 	}
@@ -649,16 +652,16 @@ func (x *Executive) decideAgainOnReads(ctx context.Context, conn redis.Conn, cur
 	}
 	reqs := make([]model.FactsRequest, len(again))
 	for j, i := range again {
-		reqs[j] = factsRequest(&current[i].event)
+		reqs[j] = factsRequest(&p.events[i].event)
 	}
 	read, err := model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
 	if err != nil {
 		return err
 	}
 	for j, i := range again {
-		p := &current[i]
-		facts[i], cached[i] = read[j], false
-		decisions[i] = x.decider.decide(&p.event, p.raw, &facts[i], now.Unix(), p.seq, view)
+		e := &p.events[i]
+		p.facts[i], p.cached[i] = read[j], false
+		p.decisions[i] = x.decider.decide(&e.event, e.raw, &p.facts[i], now.Unix(), e.seq, view)
 	}
 	return nil
 }
