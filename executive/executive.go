@@ -125,6 +125,8 @@ type Executive struct {
 	target   model.ApplyTarget
 	cache    *factsCache // nil when off
 	factsBuf []model.CheckFacts
+	// ahead is the batch claimed while the last one's parts applied, processed next
+	ahead *parsedBatch
 }
 
 // New builds an executive; it touches Redis only when run.
@@ -212,18 +214,39 @@ func (x *Executive) ProcessNext(ctx context.Context, wait time.Duration) (int, e
 	return res.Finished, err
 }
 
-// ProcessNextResult is ProcessNext returning the batch's result (with its notifications).
+// ProcessNextResult is ProcessNext returning the batch's result (with its notifications). Under
+// a backlog it also claims the batch after this one while this one's last part applies (see
+// receiveAhead), and processes that one on the next call.
 func (x *Executive) ProcessNextResult(ctx context.Context, wait time.Duration) (Result, error) {
-	batch, err := x.consumer.Next(ctx, x.cfg.BatchSize, wait)
-	if err != nil || len(batch.Items) == 0 {
-		return Result{}, err
+	next := x.ahead
+	x.ahead = nil
+	if next == nil {
+		batch, err := x.consumer.Next(ctx, x.cfg.BatchSize, wait)
+		if err != nil || len(batch.Items) == 0 {
+			return Result{}, err
+		}
+		next = x.parse(batch)
 	}
-	// A claimed batch is finished even when shutdown starts meanwhile.
-	res, err := x.ProcessBatch(context.WithoutCancel(ctx), batch)
-	if err != nil {
-		x.consumer.MarkUnfinished()
+	var res Result
+	for next != nil {
+		// A claimed batch is finished even when shutdown starts meanwhile, and so is one
+		// claimed ahead of it then (rather than handed back); none is claimed ahead after it.
+		more, err := x.processBatch(context.WithoutCancel(ctx), next, ctx.Err() == nil)
+		res.Finished += more.Finished
+		res.Notifications = append(res.Notifications, more.Notifications...)
+		if err != nil {
+			// what is left of the batch, and the one claimed ahead of it, stay in the processing
+			// list and are read from there, in claim order
+			x.ahead = nil
+			x.consumer.MarkUnfinished()
+			return res, err
+		}
+		next = nil
+		if ctx.Err() != nil {
+			next, x.ahead = x.ahead, nil
+		}
 	}
-	return res, err
+	return res, nil
 }
 
 // Result summarises a processed batch.
@@ -253,10 +276,17 @@ const maxConflictRounds = 50
 // ProcessBatch processes claimed items in claim order. Events for different checks are decided
 // together; a second event for the same check waits for the first to be applied.
 func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result, error) {
+	return x.processBatch(ctx, x.parse(batch), false)
+}
+
+// processBatch is ProcessBatch of a parsed batch; with mayClaimAhead, a batch applied in parts
+// claims the next one while its last parts apply (x.ahead).
+func (x *Executive) processBatch(ctx context.Context, parsed *parsedBatch, mayClaimAhead bool) (Result, error) {
 	started := time.Now()
 	var res Result
 	now := x.clock.Now()
-	pending, rejected := x.parse(batch, now)
+	batch, pending := parsed.batch, parsed.pending
+	rejected := x.rejectRecords(parsed.failures, now)
 
 	conn, err := x.pool.GetContext(ctx)
 	if err != nil {
@@ -264,7 +294,8 @@ func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result
 	}
 	defer conn.Close()
 
-	r := roundState{res: &res, useCache: x.cache.active()}
+	r := roundState{res: &res, useCache: x.cache.active(),
+		claimAhead: mayClaimAhead && len(batch.Items) == x.cfg.BatchSize}
 	if r.useCache {
 		defer func() { x.metrics.factsCached.Add(float64(x.cache.batchDone())) }()
 	}
@@ -328,6 +359,9 @@ type roundState struct {
 	counts   verdictCounts
 	view     checkView
 	useCache bool
+	// claimAhead: the batch is full, a sign of a backlog, and its caller takes a batch claimed
+	// ahead (applyInParts claims it behind its last part: see receiveAhead)
+	claimAhead bool
 }
 
 // roundPart is events of one round applied in one call: the whole round, or a part of it.
@@ -402,13 +436,17 @@ func (x *Executive) applyInParts(ctx context.Context, conn, applier redis.Conn, 
 	}
 	var inflight, again []sentPart // again: parts to send once no reply is pending
 	var retry []pendingEvent
+	claimSent := false
 	defer func() {
 		// after an error, the parts sent still count what they finished (the batch is retried
-		// from the processing list)
+		// from the processing list, with the batch claimed ahead)
 		for _, s := range inflight {
 			if statuses, err := s.call.Receive(applier); err == nil || errors.As(err, new(*model.WriteError)) {
 				_, _ = x.settlePart(s.part, statuses, err, r)
 			}
+		}
+		if claimSent {
+			x.receiveAhead(applier)
 		}
 	}()
 	settle := func(s sentPart, statuses []model.Status, err error) error {
@@ -446,18 +484,51 @@ func (x *Executive) applyInParts(ctx context.Context, conn, applier redis.Conn, 
 			}
 		}
 	}
+	if r.claimAhead && len(again) == 0 {
+		// behind the last part: see claimAhead
+		if err := x.consumer.SendClaim(applier, x.cfg.BatchSize); err != nil {
+			return nil, err
+		}
+		claimSent = true
+	}
 	for len(inflight) > 0 {
 		if err := receive(); err != nil {
 			return nil, err
 		}
 	}
+	if claimSent {
+		claimSent = false
+		x.receiveAhead(applier)
+	}
 	for _, s := range again {
+		// named, its conflicted items stay where they are, older than those claimed ahead
+		s.call.SendItems()
 		statuses, err := s.call.Do(applier)
 		if err := settle(s, statuses, err); err != nil {
 			return nil, err
 		}
 	}
 	return retry, nil
+}
+
+// receiveAhead reads the claim sent behind a batch's last part. Sent on the parts' connection,
+// it runs once they have all run, so Redis finds it waiting instead of idling for a round trip,
+// the executive parses the batch before it is needed, and the items the parts left claimed
+// (conflicts) stay older in the processing list than the claimed ones: retried in this batch's
+// later rounds, or read back in claim order with the claimed ones if this batch fails (then
+// ProcessNextResult drops x.ahead). A part sent again after the claim names its items, for the
+// same reason. Once this batch is finished the list holds the claimed batch alone (only a whole
+// batch is applied in parts), so that one is whole.
+func (x *Executive) receiveAhead(applier redis.Conn) {
+	batch, err := x.consumer.ReceiveClaim(applier)
+	if err != nil {
+		x.log.Warn("claiming the next batch ahead failed; the processing list is read before claiming again", zap.Error(err))
+		return
+	}
+	if len(batch.Items) > 0 {
+		batch.Whole = true
+		x.ahead = x.parse(batch)
+	}
 }
 
 // spareWait bounds the wait for a second connection to apply a batch in parts.
@@ -559,11 +630,24 @@ func (x *Executive) settlePart(p *roundPart, statuses []model.Status, err error,
 	return retry, nil
 }
 
-// parse validates every claimed item; rejected ones become records that keep the raw payload
-// (SPEC 4.2).
-func (x *Executive) parse(batch queue.Batch, now time.Time) ([]pendingEvent, []model.Record) {
-	pending := make([]pendingEvent, 0, len(batch.Items))
-	var rejected []model.Record
+// parsedBatch is a claimed batch parsed: its events, and the items that are not valid events.
+type parsedBatch struct {
+	batch    queue.Batch
+	pending  []pendingEvent
+	failures []parseFailure
+}
+
+// parseFailure is a claimed item that is not a valid event; it becomes a rejected record when
+// its batch is applied, at that batch's time.
+type parseFailure struct {
+	raw  string
+	slot int
+	err  error
+}
+
+// parse validates every claimed item.
+func (x *Executive) parse(batch queue.Batch) *parsedBatch {
+	p := &parsedBatch{batch: batch, pending: make([]pendingEvent, 0, len(batch.Items))}
 	for i, raw := range batch.Items {
 		seq := int64(0)
 		if batch.FirstSequence > 0 {
@@ -571,22 +655,25 @@ func (x *Executive) parse(batch queue.Batch, now time.Time) ([]pendingEvent, []m
 		}
 		ev, err := schema.ParseEventString(raw)
 		if err != nil {
-			rec := x.rejectRecord(raw, err, now)
-			rec.Slot = i
-			rejected = append(rejected, rec)
+			p.failures = append(p.failures, parseFailure{raw: raw, slot: i, err: err})
 			continue
 		}
-		pending = append(pending, pendingEvent{raw: raw, seq: seq, slot: i, event: ev})
+		p.pending = append(p.pending, pendingEvent{raw: raw, seq: seq, slot: i, event: ev})
 	}
-	return pending, rejected
+	return p
 }
 
-func (x *Executive) rejectRecord(raw string, err error, now time.Time) model.Record {
-	reasons := schema.RejectReasons(err)
-	x.log.Warn("event rejected", zap.Strings("reasons", reasons), zap.String("event", text.Truncate(raw, 512)))
-	rec := model.RejectedRecord(x.keys, model.Rejected{Input: raw, Reasons: reasons}, now, x.cfg.RejectedMaxAge)
-	rec.Item, rec.Counter = raw, "invalid"
-	return rec
+// rejectRecords makes the records that keep invalid items' raw payloads (SPEC 4.2).
+func (x *Executive) rejectRecords(failures []parseFailure, now time.Time) []model.Record {
+	var rejected []model.Record
+	for _, f := range failures {
+		reasons := schema.RejectReasons(f.err)
+		x.log.Warn("event rejected", zap.Strings("reasons", reasons), zap.String("event", text.Truncate(f.raw, 512)))
+		rec := model.RejectedRecord(x.keys, model.Rejected{Input: f.raw, Reasons: reasons}, now, x.cfg.RejectedMaxAge)
+		rec.Item, rec.Counter, rec.Slot = f.raw, "invalid", f.slot
+		rejected = append(rejected, rec)
+	}
+	return rejected
 }
 
 func (x *Executive) archiveRecord(items []string, now time.Time) model.Record {

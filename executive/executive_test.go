@@ -3,7 +3,9 @@ package executive
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -141,21 +143,39 @@ type partsRound struct {
 
 // runBatches sends each round's items through an executive on db claiming batchSize items at a
 // time (with the events archive on), calling hook (when not nil) before every apply call it
-// sends, and returns its harness and how many apply calls it sent.
-func runBatches(t *testing.T, db *testredis.DB, batchSize int, rounds []partsRound, hook func()) (*harness, int) {
+// sends, and returns its harness and how many apply calls it sent. The harness's trace has an
+// "A" for each apply call, a "C" for each claim and a "|" after each call of ProcessNextResult.
+func runBatches(t *testing.T, db *testredis.DB, batchSize int, rounds []partsRound, hook func(), options ...func(*harness)) (*harness, int) {
 	t.Helper()
 	configure := func(c *Config) { c.BatchSize, c.ArchiveEvents = batchSize, true }
 	h := newHarnessOn(t, db, configure)
+	for _, o := range options {
+		o(h)
+	}
 	var applies atomic.Int64
+	var mu sync.Mutex
+	note := func(s string) {
+		mu.Lock()
+		h.trace += s
+		mu.Unlock()
+	}
 	processing := h.x.consumer.ProcessingKey()
 	pool := h.db.HookedPool(t, func(cmd string, args []any) {
-		if (cmd == "EVALSHA" || cmd == "EVAL") && len(args) > 2 && args[2] == processing {
+		if cmd != "EVALSHA" && cmd != "EVAL" || len(args) < 4 {
+			return
+		}
+		switch {
+		case args[2] == processing:
+			note("A")
 			applies.Add(1)
 			if hook != nil {
 				hook()
 			}
+		case args[3] == processing && cmd == "EVALSHA": // not the EVAL that follows a NOSCRIPT
+			note("C")
 		}
 	})
+	h.afterBatch = func() { note("|") }
 	cfg := DefaultConfig()
 	configure(&cfg)
 	h.x = New(Options{Pool: pool, Keys: h.keys, Config: cfg, Clock: h.clk,
@@ -234,6 +254,113 @@ func TestABatchInPartsLeavesWhatSmallBatchesLeave(t *testing.T) {
 		t.Fatalf("small batches left %d keys", len(want))
 	}
 	testredis.DiffDumps(t, got, want)
+}
+
+// TestTheNextBatchIsClaimedWhileTheLastPartsApply: under a backlog (rounds of 256 items claimed
+// 128 at a time), each batch applied in parts claims the next while its last parts apply, and
+// the next call processes that one without a claim of its own. In the last round an outside tool
+// changes a check the facts cache remembers in the first batch's last part, so that event is
+// decided again in a round of its own after the next batch was claimed. The database ends as
+// when batches of 32 items, each claimed when the one before is finished, apply the same events.
+func TestTheNextBatchIsClaimedWhileTheLastPartsApply(t *testing.T) {
+	t.Parallel()
+	if got, want := partBounds(128), []int{0, 16, 48, 112, 128}; !slices.Equal(got, want) {
+		t.Fatalf("parts of 128: %v, want %v", got, want)
+	}
+	// check 115 is the item in slot 118 (three malformed items before it): the last part's
+	rounds := []partsRound{
+		{offset: 0, items: partsItems(func(c int) string { return map[bool]string{true: "critical", false: "ok"}[c%5 == 0] })},
+		{offset: 40, items: partsItems(func(c int) string { return map[bool]string{true: "warning", false: "ok"}[c%7 == 0] })},
+		{offset: 100, items: partsItems(func(int) string { return "ok" })},
+		{offset: 110, outside: [][]any{{"HSET", "check:host-11:check 115", "summary", "changed by a tool", "revision", 99}},
+			items: partsItems(func(int) string { return "ok" })},
+	}
+	ahead, applies := runBatches(t, testredis.New(t), 128, rounds, nil)
+	small, _ := runBatches(t, testredis.New(t), 32, rounds, nil)
+	// each round: the first batch's call claims it, applies four parts and claims the second;
+	// the second's call applies four parts and claims ahead, finding nothing; a last call claims
+	// and finds nothing. The last round's first batch has the re-read round.
+	round := "CAAAAC|AAAAC|C|"
+	if want := strings.Repeat(round, 3) + "CAAAACA|AAAAC|C|"; ahead.trace != want {
+		t.Errorf("claims (C), apply calls (A) and ProcessNextResult's returns (|):\n%s, want\n%s", ahead.trace, want)
+	}
+	if applies != 4*8+1 {
+		t.Errorf("%d apply calls, want 33", applies)
+	}
+	if n := testutil.ToFloat64(ahead.x.metrics.conflicts); n != 1 {
+		t.Errorf("%v conflicts, want 1 (the check the tool changed)", n)
+	}
+	if s := ahead.hget("check:host-11:check 115", "summary"); s != "s" {
+		t.Errorf("the changed check's summary %q, want the last event's", s)
+	}
+	if n, _ := redis.Int(ahead.db.Do(t, "LLEN", ahead.x.consumer.ProcessingKey()), nil); n != 0 {
+		t.Errorf("%d items still claimed", n)
+	}
+	testredis.DiffDumps(t, ahead.db.Dump(t), small.db.Dump(t))
+}
+
+// TestABatchClaimedAheadIsReadBackInClaimOrder: the connections drop as a batch's re-read
+// round is sent, after the next batch was claimed ahead of it, and that next batch holds a newer
+// event of the check being re-read. The executive drops the batch claimed ahead and reads both
+// back from the processing list: the older event (left claimed by its part, behind the claim)
+// comes first, so the check ends in the newer event's state, and the database ends as when
+// batches of 32 items apply the same events.
+func TestABatchClaimedAheadIsReadBackInClaimOrder(t *testing.T) {
+	t.Parallel()
+	// a server of its own: the connections of every other client on it are killed
+	db := testredis.StartServer(t).NewDB(t)
+	db.Pool.TestOnBorrow = func(c redis.Conn, _ time.Time) error { _, err := c.Do("PING"); return err }
+	killer := db.Conn(t)
+	calls := 0
+	hook := func() {
+		// the last round's first batch: three rounds of eight parts, then four parts
+		if calls++; calls == 3*8+4+1 {
+			if _, err := killer.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	last := partsItems(func(int) string { return "ok" })
+	// slot 200 (the second batch): a newer event of check 115 (slot 118, the first batch's last part)
+	last[200] = serviceEventFor("host-11", "check 115", "critical")
+	rounds := []partsRound{
+		{offset: 0, items: partsItems(func(int) string { return "ok" })},
+		{offset: 5, items: partsItems(func(int) string { return "ok" })},
+		{offset: 10, items: partsItems(func(int) string { return "ok" })},
+		{offset: 20, outside: [][]any{{"HSET", "check:host-11:check 115", "summary", "changed by a tool", "revision", 99}},
+			items: last},
+	}
+	failures := 0
+	dropped, _ := runBatches(t, db, 128, rounds, hook, func(h *harness) { h.failures = &failures })
+	small, _ := runBatches(t, testredis.New(t), 32, rounds, nil)
+	if failures == 0 {
+		t.Fatal("no call failed: the connections were not killed")
+	}
+	if !strings.Contains(dropped.trace, "CAAAACA|AA|") {
+		t.Errorf("trace %s: the batch claimed ahead was not claimed before the failed round", dropped.trace)
+	}
+	if s := dropped.hget("check:host-11:check 115", "state"); s != "critical" {
+		t.Errorf("check 115 in state %q, want the newer event's critical", s)
+	}
+	if n, _ := redis.Int(dropped.db.Do(t, "LLEN", dropped.x.consumer.ProcessingKey()), nil); n != 0 {
+		t.Errorf("%d items still claimed", n)
+	}
+	// events read back from the processing list carry no sequence number, and the part that
+	// ran archived its batch, as any failed batch in parts does: the rest is the same
+	testredis.DiffDumps(t, withoutSequencesAndArchive(dropped.db.Dump(t)), withoutSequencesAndArchive(small.db.Dump(t)))
+}
+
+// withoutSequencesAndArchive is dump without the events' sequence numbers (last_sequence, the
+// states' count keys) and the events archive.
+func withoutSequencesAndArchive(dump map[string]string) map[string]string {
+	sequence := regexp.MustCompile(`last_sequence=[0-9]+, `)
+	out := make(map[string]string, len(dump))
+	for k, v := range dump {
+		if !strings.HasSuffix(k, ":count") && !strings.HasPrefix(k, "events_archive:") {
+			out[k] = sequence.ReplaceAllString(v, "")
+		}
+	}
+	return out
 }
 
 // TestABatchInPartsSurvivesARedisThatForgotItsScripts: Redis forgets its scripts (a restart or

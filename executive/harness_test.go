@@ -24,6 +24,11 @@ type harness struct {
 	clk  *clock.Fake
 	keys schema.Keys
 	x    *Executive
+	// afterBatch, when not nil, is called after each call that processed a batch
+	afterBatch func()
+	trace      string
+	// failures counts the calls that failed, when not nil; else a failed call fails the test
+	failures *int
 }
 
 func newHarness(t *testing.T, configure ...func(*Config)) *harness {
@@ -62,16 +67,20 @@ func (h *harness) send(raw ...string) []schema.Notification {
 	}
 	var out []schema.Notification
 	for {
-		batch, err := h.x.consumer.Next(context.Background(), h.x.cfg.BatchSize, 0)
+		res, err := h.x.ProcessNextResult(context.Background(), 0)
+		if h.afterBatch != nil {
+			h.afterBatch()
+		}
+		if err != nil && h.failures != nil && *h.failures < 10 {
+			h.t.Logf("call failed, retried: %v", err)
+			*h.failures++
+			continue
+		}
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if len(batch.Items) == 0 {
+		if res.Finished == 0 {
 			return out
-		}
-		res, err := h.x.ProcessBatch(context.Background(), batch)
-		if err != nil {
-			h.t.Fatal(err)
 		}
 		out = append(out, res.Notifications...)
 	}

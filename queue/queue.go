@@ -118,6 +118,31 @@ func (c *Consumer) Claim(ctx context.Context, max int) (Batch, error) {
 	return c.claim(ctx, max, 0)
 }
 
+// SendClaim sends a claim of up to max items down conn, a connection the worker holds, without
+// reading the reply (ReceiveClaim reads it). A worker pipelines it behind the last writes of the
+// batch in hand, so Redis claims the next batch as soon as they are done, and only then: the
+// items those writes leave claimed stay older in the processing list than the new ones.
+func (c *Consumer) SendClaim(conn redis.Conn, max int) error {
+	if err := claimScript.SendHash(conn, c.claimArgs(max, 0)...); err != nil {
+		return fmt.Errorf("claim from %s: %w", c.spec.Source, err)
+	}
+	if err := conn.Flush(); err != nil {
+		return fmt.Errorf("claim from %s: %w", c.spec.Source, err)
+	}
+	return nil
+}
+
+// ReceiveClaim reads the reply of SendClaim. On an error Redis may have moved items (the reply
+// was lost) or not (NOSCRIPT): the consumer reads its processing list before claiming again.
+func (c *Consumer) ReceiveClaim(conn redis.Conn) (Batch, error) {
+	reply, err := conn.Receive()
+	b, err := c.claimed(reply, err, 0)
+	if err != nil {
+		c.unfinished = true
+	}
+	return b, err
+}
+
 // claim moves up to max items; alreadyMoved items taken by BLMOVE just before are numbered
 // ahead of them (they sit at the head of the processing list already).
 func (c *Consumer) claim(ctx context.Context, max, alreadyMoved int) (Batch, error) {
@@ -126,8 +151,18 @@ func (c *Consumer) claim(ctx context.Context, max, alreadyMoved int) (Batch, err
 		return Batch{}, fmt.Errorf("claim from %s: %w", c.spec.Source, err)
 	}
 	defer conn.Close()
-	reply, err := redis.Values(claimScript.DoContext(ctx, conn,
-		c.spec.Source, c.processing, c.spec.Sequence, max, string(c.spec.End), alreadyMoved))
+	reply, err := claimScript.DoContext(ctx, conn, c.claimArgs(max, alreadyMoved)...)
+	return c.claimed(reply, err, alreadyMoved)
+}
+
+// claimArgs are claim.lua's keys and arguments.
+func (c *Consumer) claimArgs(max, alreadyMoved int) []any {
+	return []any{c.spec.Source, c.processing, c.spec.Sequence, max, string(c.spec.End), alreadyMoved}
+}
+
+// claimed reads claim.lua's reply.
+func (c *Consumer) claimed(values any, err error, alreadyMoved int) (Batch, error) {
+	reply, err := redis.Values(values, err)
 	if err != nil {
 		return Batch{}, fmt.Errorf("claim from %s: %w", c.spec.Source, err)
 	}
