@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -125,8 +126,11 @@ type Executive struct {
 	target   model.ApplyTarget
 	cache    *factsCache // nil when off
 	factsBuf []model.CheckFacts
-	// ahead is the batch claimed while the last one's parts applied, processed next
+	// ahead is the batch claimed behind the last one's last part, processed next
 	ahead *parsedBatch
+	// readBack is the batch claimed ahead of one that failed, whose events are read back from
+	// the processing list (renumberReadBack)
+	readBack queue.Batch
 }
 
 // New builds an executive; it touches Redis only when run.
@@ -208,45 +212,79 @@ func (x *Executive) Run(ctx context.Context, exitWhenEmpty bool) error {
 }
 
 // ProcessNext claims one batch (blocking up to wait for the first event) and processes it,
-// returning how many events it finished.
+// returning how many events it finished. Under a backlog it also claims the next batch while
+// this one's last part applies (see receiveAhead), and the next call processes that one.
 func (x *Executive) ProcessNext(ctx context.Context, wait time.Duration) (int, error) {
 	res, err := x.ProcessNextResult(ctx, wait)
 	return res.Finished, err
 }
 
-// ProcessNextResult is ProcessNext returning the batch's result (with its notifications). Under
-// a backlog it also claims the batch after this one while this one's last part applies (see
-// receiveAhead), and processes that one on the next call.
+// ProcessNextResult is ProcessNext returning the batch's result (with its notifications).
 func (x *Executive) ProcessNextResult(ctx context.Context, wait time.Duration) (Result, error) {
 	next := x.ahead
 	x.ahead = nil
 	if next == nil {
 		batch, err := x.consumer.Next(ctx, x.cfg.BatchSize, wait)
-		if err != nil || len(batch.Items) == 0 {
+		if err != nil {
 			return Result{}, err
 		}
 		next = x.parse(batch)
-	}
-	var res Result
-	for next != nil {
-		// A claimed batch is finished even when shutdown starts meanwhile, and so is one
-		// claimed ahead of it then (rather than handed back); none is claimed ahead after it.
-		more, err := x.processBatch(context.WithoutCancel(ctx), next, ctx.Err() == nil)
-		res.Finished += more.Finished
-		res.Notifications = append(res.Notifications, more.Notifications...)
-		if err != nil {
-			// what is left of the batch, and the one claimed ahead of it, stay in the processing
-			// list and are read from there, in claim order
-			x.ahead = nil
-			x.consumer.MarkUnfinished()
-			return res, err
-		}
-		next = nil
-		if ctx.Err() != nil {
-			next, x.ahead = x.ahead, nil
+		x.renumberReadBack(next)
+		if len(batch.Items) == 0 {
+			return Result{}, nil
 		}
 	}
-	return res, nil
+	// A claimed batch is finished even when shutdown starts meanwhile; it claims the next one
+	// only while ctx lasts (the Loop's Close finishes that one: FinishClaimed).
+	res, err := x.processBatch(context.WithoutCancel(ctx), next, ctx)
+	if err != nil {
+		x.dropAhead()
+	}
+	return res, err
+}
+
+// FinishClaimed processes the batch claimed ahead, if any (queue.Finisher): a stopping executive
+// finishes it rather than hand it back.
+func (x *Executive) FinishClaimed(ctx context.Context) (int, error) {
+	next := x.ahead
+	x.ahead = nil
+	if next == nil {
+		return 0, nil
+	}
+	res, err := x.processBatch(context.WithoutCancel(ctx), next, nil)
+	if err != nil {
+		x.dropAhead()
+	}
+	return res.Finished, err
+}
+
+// dropAhead follows a failed batch: what is left of it, and the batch claimed ahead of it, stay
+// in the processing list and are read from there, in claim order (see renumberReadBack).
+func (x *Executive) dropAhead() {
+	x.consumer.MarkUnfinished()
+	if x.ahead != nil {
+		x.readBack = x.ahead.batch
+		x.ahead = nil
+	}
+}
+
+// renumberReadBack gives the events of a batch read back from the processing list after a
+// failure the sequence numbers they were claimed with, where the batch claimed ahead of the
+// failed one ends it as it was claimed: read back, events carry none, and one would not be
+// ordered against a peer's result for its check in the same second.
+func (x *Executive) renumberReadBack(p *parsedBatch) {
+	dropped := x.readBack
+	x.readBack = queue.Batch{}
+	offset := len(p.batch.Items) - len(dropped.Items)
+	if dropped.FirstSequence == 0 || p.batch.FirstSequence != 0 || offset < 0 ||
+		!slices.Equal(p.batch.Items[offset:], dropped.Items) {
+		return
+	}
+	for i := range p.pending {
+		if e := &p.pending[i]; e.slot >= offset {
+			e.seq = dropped.FirstSequence + int64(e.slot-offset)
+		}
+	}
 }
 
 // Result summarises a processed batch.
@@ -276,12 +314,12 @@ const maxConflictRounds = 50
 // ProcessBatch processes claimed items in claim order. Events for different checks are decided
 // together; a second event for the same check waits for the first to be applied.
 func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result, error) {
-	return x.processBatch(ctx, x.parse(batch), false)
+	return x.processBatch(ctx, x.parse(batch), nil)
 }
 
-// processBatch is ProcessBatch of a parsed batch; with mayClaimAhead, a batch applied in parts
-// claims the next one while its last parts apply (x.ahead).
-func (x *Executive) processBatch(ctx context.Context, parsed *parsedBatch, mayClaimAhead bool) (Result, error) {
+// processBatch is ProcessBatch of a parsed batch. While live lasts (nil: never), a full batch
+// applied in parts claims the next one behind its last part (x.ahead; see receiveAhead).
+func (x *Executive) processBatch(ctx context.Context, parsed *parsedBatch, live context.Context) (Result, error) {
 	started := time.Now()
 	var res Result
 	now := x.clock.Now()
@@ -294,8 +332,10 @@ func (x *Executive) processBatch(ctx context.Context, parsed *parsedBatch, mayCl
 	}
 	defer conn.Close()
 
-	r := roundState{res: &res, useCache: x.cache.active(),
-		claimAhead: mayClaimAhead && len(batch.Items) == x.cfg.BatchSize}
+	r := roundState{res: &res, useCache: x.cache.active()}
+	if len(batch.Items) == x.cfg.BatchSize {
+		r.aheadWhile = live
+	}
 	if r.useCache {
 		defer func() { x.metrics.factsCached.Add(float64(x.cache.batchDone())) }()
 	}
@@ -359,9 +399,10 @@ type roundState struct {
 	counts   verdictCounts
 	view     checkView
 	useCache bool
-	// claimAhead: the batch is full, a sign of a backlog, and its caller takes a batch claimed
-	// ahead (applyInParts claims it behind its last part: see receiveAhead)
-	claimAhead bool
+	// aheadWhile: while it lasts, the batch claims the next one behind its last part, if
+	// applied in parts (see receiveAhead); set for a full batch, a sign of a backlog, whose
+	// caller takes the batch claimed ahead
+	aheadWhile context.Context
 }
 
 // roundPart is events of one round applied in one call: the whole round, or a part of it.
@@ -484,7 +525,7 @@ func (x *Executive) applyInParts(ctx context.Context, conn, applier redis.Conn, 
 			}
 		}
 	}
-	if r.claimAhead && len(again) == 0 {
+	if r.aheadWhile != nil && r.aheadWhile.Err() == nil && len(again) == 0 {
 		// behind the last part: see claimAhead
 		if err := x.consumer.SendClaim(applier, x.cfg.BatchSize); err != nil {
 			return nil, err
@@ -501,7 +542,8 @@ func (x *Executive) applyInParts(ctx context.Context, conn, applier redis.Conn, 
 		x.receiveAhead(applier)
 	}
 	for _, s := range again {
-		// named, its conflicted items stay where they are, older than those claimed ahead
+		// named, its conflicted items stay where they are, older than any claimed ahead (named
+		// even when none was: this path is rare, and the names cost only bytes)
 		s.call.SendItems()
 		statuses, err := s.call.Do(applier)
 		if err := settle(s, statuses, err); err != nil {
@@ -515,13 +557,14 @@ func (x *Executive) applyInParts(ctx context.Context, conn, applier redis.Conn, 
 // it runs once they have all run, so Redis finds it waiting instead of idling for a round trip,
 // the executive parses the batch before it is needed, and the items the parts left claimed
 // (conflicts) stay older in the processing list than the claimed ones: retried in this batch's
-// later rounds, or read back in claim order with the claimed ones if this batch fails (then
-// ProcessNextResult drops x.ahead). A part sent again after the claim names its items, for the
+// later rounds, or read back in claim order with the claimed ones if this batch fails (see
+// dropAhead). A part sent again after the claim names its items, for the
 // same reason. Once this batch is finished the list holds the claimed batch alone (only a whole
 // batch is applied in parts), so that one is whole.
 func (x *Executive) receiveAhead(applier redis.Conn) {
 	batch, err := x.consumer.ReceiveClaim(applier)
 	if err != nil {
+		x.metrics.redisErrors.Inc()
 		x.log.Warn("claiming the next batch ahead failed; the processing list is read before claiming again", zap.Error(err))
 		return
 	}

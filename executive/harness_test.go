@@ -24,9 +24,10 @@ type harness struct {
 	clk  *clock.Fake
 	keys schema.Keys
 	x    *Executive
-	// afterBatch, when not nil, is called after each call that processed a batch
+	// afterBatch, when not nil, is called after each call of ProcessNextResult by send
 	afterBatch func()
-	trace      string
+	// trace is what runBatches's hooked pool saw sent, and afterBatch's marks
+	trace string
 	// failures counts the calls that failed, when not nil; else a failed call fails the test
 	failures *int
 }

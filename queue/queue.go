@@ -123,10 +123,13 @@ func (c *Consumer) Claim(ctx context.Context, max int) (Batch, error) {
 // batch in hand, so Redis claims the next batch as soon as they are done, and only then: the
 // items those writes leave claimed stay older in the processing list than the new ones.
 func (c *Consumer) SendClaim(conn redis.Conn, max int) error {
-	if err := claimScript.SendHash(conn, c.claimArgs(max, 0)...); err != nil {
-		return fmt.Errorf("claim from %s: %w", c.spec.Source, err)
+	err := claimScript.SendHash(conn, c.claimArgs(max, 0)...)
+	if err == nil {
+		err = conn.Flush()
 	}
-	if err := conn.Flush(); err != nil {
+	if err != nil {
+		// part of the claim may have reached Redis, which may run it
+		c.unfinished = true
 		return fmt.Errorf("claim from %s: %w", c.spec.Source, err)
 	}
 	return nil

@@ -17,6 +17,13 @@ type Worker interface {
 	ProcessNext(ctx context.Context, wait time.Duration) (int, error)
 }
 
+// Finisher is a Worker that may hold claimed work between calls of ProcessNext (the executive's
+// batch claimed ahead of the one it processed). Close has it finish that work before handing
+// back what is still claimed, so a stopping stage does not give back work it had in hand.
+type Finisher interface {
+	FinishClaimed(ctx context.Context) (int, error)
+}
+
 // Loop runs a stage: register and recover dead peers, then process batches until ctx ends
 // (finishing the batch in hand) or, with ExitWhenEmpty, until the queue is empty. Redis errors
 // are logged and retried with capped backoff; a stage never exits because Redis went away.
@@ -85,9 +92,15 @@ func (l *Loop) Open(ctx context.Context) (int, error) {
 	return l.Registry.RecoverDead(ctx)
 }
 
-// Close hands back anything still claimed (a failed last batch), returning how many items, and
-// deregisters the instance.
+// Close finishes the work the worker holds claimed between calls (see Finisher), hands back
+// anything still claimed (a failed last batch), returning how many items, and deregisters the
+// instance.
 func (l *Loop) Close(ctx context.Context) (int, error) {
+	if f, ok := l.Worker.(Finisher); ok {
+		if _, err := f.FinishClaimed(ctx); err != nil {
+			l.Log.Warn("could not finish the work claimed ahead; it is handed back", zap.Error(err))
+		}
+	}
 	n, err := l.Consumer.RequeueOwn(ctx)
 	if err != nil {
 		return 0, err
