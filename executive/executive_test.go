@@ -292,9 +292,7 @@ func TestTheNextBatchIsClaimedWhileTheLastPartsApply(t *testing.T) {
 	if s := ahead.hget("check:host-11:check 115", "summary"); s != "s" {
 		t.Errorf("the changed check's summary %q, want the last event's", s)
 	}
-	if n, _ := redis.Int(ahead.db.Do(t, "LLEN", ahead.x.consumer.ProcessingKey()), nil); n != 0 {
-		t.Errorf("%d items still claimed", n)
-	}
+	ahead.nothingClaimed()
 	testredis.DiffDumps(t, ahead.db.Dump(t), small.db.Dump(t))
 }
 
@@ -344,9 +342,7 @@ func TestABatchClaimedAheadIsReadBackInClaimOrder(t *testing.T) {
 	if s := dropped.hget("check:host-11:check 115", "state"); s != "critical" {
 		t.Errorf("check 115 in state %q, want the newer event's critical", s)
 	}
-	if n, _ := redis.Int(dropped.db.Do(t, "LLEN", dropped.x.consumer.ProcessingKey()), nil); n != 0 {
-		t.Errorf("%d items still claimed", n)
-	}
+	dropped.nothingClaimed()
 	// the batch claimed ahead keeps its sequence numbers when read back (check 115's newer state
 	// is numbered as claimed); the part that ran archived its batch, as any failed batch in
 	// parts does, and the re-read archives the left item again
@@ -421,9 +417,7 @@ func TestAStoppingExecutiveFinishesWhatItClaimed(t *testing.T) {
 	if n := queued(); n != 128 {
 		t.Errorf("%d events queued after Close, want the 128 never claimed", n)
 	}
-	if n, _ := redis.Int(h.db.Do(t, "LLEN", x.consumer.ProcessingKey()), nil); n != 0 {
-		t.Errorf("%d items still claimed", n)
-	}
+	h.nothingClaimed() // x has h.x's identity, so its processing list
 	for c := range 2 * 128 {
 		if s := h.hget(fmt.Sprintf("check:host:check %d", c), "state"); s != "ok" {
 			t.Fatalf("check %d in state %q after Close, want the batch claimed ahead applied", c, s)
@@ -468,9 +462,7 @@ func TestABatchInPartsSurvivesARedisThatForgotItsScripts(t *testing.T) {
 	if n := testutil.ToFloat64(forgot.x.metrics.conflicts); n != 1 {
 		t.Errorf("%v conflicts, want 1 (the check the tool changed)", n)
 	}
-	if n, _ := redis.Int(forgot.db.Do(t, "LLEN", forgot.x.consumer.ProcessingKey()), nil); n != 0 {
-		t.Errorf("%d items still claimed", n)
-	}
+	forgot.nothingClaimed()
 	testredis.DiffDumps(t, forgot.db.Dump(t), small.db.Dump(t))
 }
 

@@ -120,6 +120,14 @@ func (h *harness) hget(key, field string) string {
 	return v
 }
 
+// nothingClaimed fails the test if the executive's processing list holds items.
+func (h *harness) nothingClaimed() {
+	h.t.Helper()
+	if n, _ := redis.Int(h.db.Do(h.t, "LLEN", h.x.consumer.ProcessingKey()), nil); n != 0 {
+		h.t.Errorf("%d items still claimed", n)
+	}
+}
+
 func (h *harness) queued() []schema.Notification {
 	h.t.Helper()
 	raw, err := redis.Strings(h.db.Do(h.t, "LRANGE", h.keys.Notifications(), 0, -1), nil)
