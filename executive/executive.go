@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -128,9 +127,9 @@ type Executive struct {
 	factsBuf []model.CheckFacts
 	// ahead is the batch claimed behind the last one's last part, processed next
 	ahead *parsedBatch
-	// readBack is the batch claimed ahead of one that failed, whose events are read back from
-	// the processing list (renumberReadBack)
-	readBack queue.Batch
+	// readBack holds the sequence numbers of a failed batch's events and of the batch claimed
+	// ahead of it, by item, for their reading back from the processing list (renumberReadBack)
+	readBack map[string][]int64
 }
 
 // New builds an executive; it touches Redis only when run.
@@ -238,7 +237,7 @@ func (x *Executive) ProcessNextResult(ctx context.Context, wait time.Duration) (
 	// only while ctx lasts (the Loop's Close finishes that one: FinishClaimed).
 	res, err := x.processBatch(context.WithoutCancel(ctx), next, ctx)
 	if err != nil {
-		x.dropAhead()
+		x.dropAhead(next)
 	}
 	return res, err
 }
@@ -253,36 +252,43 @@ func (x *Executive) FinishClaimed(ctx context.Context) (int, error) {
 	}
 	res, err := x.processBatch(context.WithoutCancel(ctx), next, nil)
 	if err != nil {
-		x.dropAhead()
+		x.dropAhead(next)
 	}
 	return res.Finished, err
 }
 
 // dropAhead follows a failed batch: what is left of it, and the batch claimed ahead of it, stay
 // in the processing list and are read from there, in claim order (see renumberReadBack).
-func (x *Executive) dropAhead() {
+func (x *Executive) dropAhead(failed *parsedBatch) {
 	x.consumer.MarkUnfinished()
-	if x.ahead != nil {
-		x.readBack = x.ahead.batch
-		x.ahead = nil
+	x.readBack = make(map[string][]int64)
+	for _, p := range []*parsedBatch{failed, x.ahead} {
+		if p == nil {
+			continue
+		}
+		for _, e := range p.pending {
+			if e.seq > 0 {
+				x.readBack[e.raw] = append(x.readBack[e.raw], e.seq)
+			}
+		}
 	}
+	x.ahead = nil
 }
 
 // renumberReadBack gives the events of a batch read back from the processing list after a
-// failure the sequence numbers they were claimed with, where the batch claimed ahead of the
-// failed one ends it as it was claimed: read back, events carry none, and one would not be
-// ordered against a peer's result for its check in the same second.
+// failure the sequence numbers they were claimed with (an item's copies take theirs in claim
+// order): read back, events carry none, and one would not be ordered against a peer's result
+// for its check in the same second.
 func (x *Executive) renumberReadBack(p *parsedBatch) {
-	dropped := x.readBack
-	x.readBack = queue.Batch{}
-	offset := len(p.batch.Items) - len(dropped.Items)
-	if dropped.FirstSequence == 0 || p.batch.FirstSequence != 0 || offset < 0 ||
-		!slices.Equal(p.batch.Items[offset:], dropped.Items) {
+	claimed := x.readBack
+	x.readBack = nil
+	if p.batch.FirstSequence != 0 {
 		return
 	}
 	for i := range p.pending {
-		if e := &p.pending[i]; e.slot >= offset {
-			e.seq = dropped.FirstSequence + int64(e.slot-offset)
+		e := &p.pending[i]
+		if seqs := claimed[e.raw]; len(seqs) > 0 {
+			e.seq, claimed[e.raw] = seqs[0], seqs[1:]
 		}
 	}
 }

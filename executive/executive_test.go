@@ -297,11 +297,12 @@ func TestTheNextBatchIsClaimedWhileTheLastPartsApply(t *testing.T) {
 }
 
 // TestABatchClaimedAheadIsReadBackInClaimOrder: the connections drop as a batch's re-read
-// round is sent, after the next batch was claimed ahead of it, and that next batch holds a newer
-// event of the check being re-read. The executive drops the batch claimed ahead and reads both
-// back from the processing list: the older event (left claimed by its part, behind the claim)
-// comes first, so the check ends in the newer event's state, and the database ends as when
-// batches of 32 items apply the same events.
+// round (two checks an outside tool changed) is sent, after the next batch was claimed ahead of
+// it, and that next batch holds a newer event of one of the re-read checks. The executive drops
+// the batch claimed ahead and reads both back from the processing list: the older events (left
+// claimed by their part, behind the claim) come first, so the check ends in the newer event's
+// state; every event read back keeps the sequence number it was claimed with; and the database
+// ends as when batches of 32 items apply the same events.
 func TestABatchClaimedAheadIsReadBackInClaimOrder(t *testing.T) {
 	t.Parallel()
 	// a server of its own: the connections of every other client on it are killed
@@ -324,7 +325,9 @@ func TestABatchClaimedAheadIsReadBackInClaimOrder(t *testing.T) {
 		{offset: 0, items: partsItems(func(int) string { return "ok" })},
 		{offset: 5, items: partsItems(func(int) string { return "ok" })},
 		{offset: 10, items: partsItems(func(int) string { return "ok" })},
-		{offset: 20, outside: [][]any{{"HSET", "check:host-11:check 115", "summary", "changed by a tool", "revision", 99}},
+		{offset: 20, outside: [][]any{
+			{"HSET", "check:host-11:check 115", "summary", "changed by a tool", "revision", 99},
+			{"HSET", "check:host-11:check 116", "summary", "changed by a tool", "revision", 99}},
 			items: last},
 	}
 	failures := 0
@@ -343,9 +346,9 @@ func TestABatchClaimedAheadIsReadBackInClaimOrder(t *testing.T) {
 		t.Errorf("check 115 in state %q, want the newer event's critical", s)
 	}
 	dropped.nothingClaimed()
-	// the batch claimed ahead keeps its sequence numbers when read back (check 115's newer state
-	// is numbered as claimed); the part that ran archived its batch, as any failed batch in
-	// parts does, and the re-read archives the left item again
+	// the events read back keep their sequence numbers (check 116's last_sequence, check 115's
+	// newer state's count); the part that ran archived its batch, as any failed batch in parts
+	// does, and the re-read archives the left items again
 	got, want := dropped.db.Dump(t), small.db.Dump(t)
 	if n := strings.Count(got["events_archive:2026010510"], `"check 115"`); n != 5+1 {
 		t.Errorf("check 115's five events archived %d times, want 6 (the one the failed batch left, again)", n)

@@ -251,7 +251,8 @@ func (c *Consumer) Next(ctx context.Context, max int, wait time.Duration) (Batch
 }
 
 // Pending returns what this instance has claimed and not finished, oldest first. Items found
-// here after a failure are retried before anything new is claimed; they carry no sequence.
+// here after a failure are retried before anything new is claimed; they carry no sequence (a
+// worker that keeps the numbers it claimed them with gives them back: the executive does).
 func (c *Consumer) Pending(ctx context.Context) (Batch, error) {
 	conn, err := c.pool.GetContext(ctx)
 	if err != nil {
