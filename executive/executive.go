@@ -233,13 +233,9 @@ func (x *Executive) ProcessNextResult(ctx context.Context, wait time.Duration) (
 			return Result{}, nil
 		}
 	}
-	// A claimed batch is finished even when shutdown starts meanwhile; it claims the next one
-	// only while ctx lasts (the Loop's Close finishes that one: FinishClaimed).
-	res, err := x.processBatch(context.WithoutCancel(ctx), next, ctx)
-	if err != nil {
-		x.dropAhead(next)
-	}
-	return res, err
+	// the batch claims the next one only while ctx lasts; the Loop's Close finishes that one
+	// (FinishClaimed)
+	return x.processClaimed(ctx, next, ctx)
 }
 
 // FinishClaimed processes the batch claimed ahead, if any (queue.Finisher): a stopping executive
@@ -250,11 +246,18 @@ func (x *Executive) FinishClaimed(ctx context.Context) (int, error) {
 	if next == nil {
 		return 0, nil
 	}
-	res, err := x.processBatch(context.WithoutCancel(ctx), next, nil)
+	res, err := x.processClaimed(ctx, next, nil)
+	return res.Finished, err
+}
+
+// processClaimed processes a claimed batch, to the end even when shutdown starts meanwhile;
+// while live lasts (nil: never) it may claim the next one ahead.
+func (x *Executive) processClaimed(ctx context.Context, next *parsedBatch, live context.Context) (Result, error) {
+	res, err := x.processBatch(context.WithoutCancel(ctx), next, live)
 	if err != nil {
 		x.dropAhead(next)
 	}
-	return res.Finished, err
+	return res, err
 }
 
 // dropAhead follows a failed batch: what is left of it, and the batch claimed ahead of it, stay
@@ -532,7 +535,7 @@ func (x *Executive) applyInParts(ctx context.Context, conn, applier redis.Conn, 
 		}
 	}
 	if r.aheadWhile != nil && r.aheadWhile.Err() == nil && len(again) == 0 {
-		// behind the last part: see claimAhead
+		// behind the last part: see receiveAhead
 		if err := x.consumer.SendClaim(applier, x.cfg.BatchSize); err != nil {
 			return nil, err
 		}
@@ -564,9 +567,9 @@ func (x *Executive) applyInParts(ctx context.Context, conn, applier redis.Conn, 
 // the executive parses the batch before it is needed, and the items the parts left claimed
 // (conflicts) stay older in the processing list than the claimed ones: retried in this batch's
 // later rounds, or read back in claim order with the claimed ones if this batch fails (see
-// dropAhead). A part sent again after the claim names its items, for the
-// same reason. Once this batch is finished the list holds the claimed batch alone (only a whole
-// batch is applied in parts), so that one is whole.
+// dropAhead). A part sent again after the claim names its items, for the same reason. Once this
+// batch is finished the list holds the claimed batch alone (only a whole batch is applied in
+// parts), so that one is whole.
 func (x *Executive) receiveAhead(applier redis.Conn) {
 	batch, err := x.consumer.ReceiveClaim(applier)
 	if err != nil {

@@ -2,6 +2,7 @@ package executive
 
 import (
 	"hash/maphash"
+	"slices"
 
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
@@ -202,15 +203,15 @@ func (c *factsCache) applied(ev *schema.Event, d *decision, st model.Status, cac
 		return
 	}
 	a := &d.after
-	state, okState := stateIndex(a.state)
-	kind, okKind := orderIndex(a.lastNotificationKind)
-	severity, okSeverity := orderIndex(a.notifiedSeverity)
+	state, okState := indexIn(cachedStates, a.state)
+	kind, okKind := indexIn(orderValues, a.lastNotificationKind)
+	severity, okSeverity := indexIn(orderValues, a.notifiedSeverity)
 	if !okState || !okKind || !okSeverity || a.initialDelay != int64(uint16(a.initialDelay)) || a.repeatDelay != int64(uint16(a.repeatDelay)) {
 		c.forget(key)
 		return
 	}
 	if state != 0 {
-		lastKind, ok := orderIndex(a.lastNotified)
+		lastKind, ok := indexIn(orderValues, a.lastNotified)
 		if !ok {
 			c.forget(key)
 			return
@@ -250,20 +251,8 @@ func (c *factsCache) batchDone() int {
 	return uses
 }
 
-func stateIndex(v string) (uint8, bool) {
-	for i, s := range cachedStates {
-		if s == v {
-			return uint8(i), true
-		}
-	}
-	return 0, false
-}
-
-func orderIndex(v string) (uint8, bool) {
-	for i, s := range orderValues {
-		if s == v {
-			return uint8(i), true
-		}
-	}
-	return 0, false
+// indexIn is v's index in values, which an entry keeps instead of v.
+func indexIn(values []string, v string) (uint8, bool) {
+	i := slices.Index(values, v)
+	return uint8(i), i >= 0
 }

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestApplyArgsShortForm: the executive's usual record with more writes than its hash's HSET (a check's revision guarded, its window
-// keys guarded absent, its hash's HSET first) goes in the script's short form; a record whose
-// first write is another one, or whose second guard is a revision, goes whole.
+// TestApplyArgsShortForm: the executive's usual record with more writes than its hash's HSET (a
+// check's revision guarded, its window keys guarded absent, its hash's HSET first) goes in the
+// script's short form; a record whose first write is another one, or whose second guard is a
+// revision, goes whole.
 func TestApplyArgsShortForm(t *testing.T) {
 	usual := Record{Item: "item", Counter: "ok", Guards: []Guard{{Key: "check:a:b", Revision: 7},
 		{Key: "a:b:scheduled_maintenances", Absent: true}, {Key: "a:b:sorted_unscheduled_maintenance_timestamps", Absent: true}}}
