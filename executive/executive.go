@@ -421,14 +421,16 @@ type roundPart struct {
 	cached    []bool
 	decisions []decision
 	rejected  []model.Record
-	archive   []string // the claimed items to archive with this part (the batch's first)
+	archive   []string // the claimed items to archive with this part (round 0's)
 }
 
-// split cuts the round into the parts whose items have the slots [bounds[k], bounds[k+1]); the
-// first part archives the batch.
+// split cuts the round into the parts whose items have the slots [bounds[k], bounds[k+1]); each
+// part archives its own items (the whole batch's, in slot order), so the archive is written with
+// the removal of the items it holds: when a later part fails, the items read back from the
+// processing list were not archived yet.
 func (p *roundPart) split(bounds []int) []*roundPart {
 	parts := make([]*roundPart, 0, len(bounds)-1)
-	events, rejected := 0, 0
+	events, rejected, lo := 0, 0, bounds[0]
 	for _, hi := range bounds[1:] {
 		e, j := events, rejected
 		for e < len(p.events) && p.events[e].slot < hi {
@@ -437,11 +439,14 @@ func (p *roundPart) split(bounds []int) []*roundPart {
 		for j < len(p.rejected) && p.rejected[j].Slot < hi {
 			j++
 		}
-		parts = append(parts, &roundPart{events: p.events[events:e], facts: p.facts[events:e],
-			cached: p.cached[events:e], rejected: p.rejected[rejected:j]})
-		events, rejected = e, j
+		part := &roundPart{events: p.events[events:e], facts: p.facts[events:e],
+			cached: p.cached[events:e], rejected: p.rejected[rejected:j]}
+		if p.archive != nil {
+			part.archive = p.archive[lo:hi]
+		}
+		parts = append(parts, part)
+		events, rejected, lo = e, j, hi
 	}
-	parts[0].archive = p.archive
 	return parts
 }
 

@@ -347,14 +347,51 @@ func TestABatchClaimedAheadIsReadBackInClaimOrder(t *testing.T) {
 	}
 	dropped.nothingClaimed()
 	// the events read back keep their sequence numbers (check 116's last_sequence, check 115's
-	// newer state's count); the part that ran archived its batch, as any failed batch in parts
-	// does, and the re-read archives the left items again
+	// newer state's count); the conflicted events were archived by their part, which applied,
+	// and are archived again when read back (the archive is at least once)
 	got, want := dropped.db.Dump(t), small.db.Dump(t)
 	if n := strings.Count(got["events_archive:2026010510"], `"check 115"`); n != 5+1 {
 		t.Errorf("check 115's five events archived %d times, want 6 (the one the failed batch left, again)", n)
 	}
 	delete(got, "events_archive:2026010510")
 	delete(want, "events_archive:2026010510")
+	testredis.DiffDumps(t, got, want)
+}
+
+// TestAFailedPartLeavesItsItemsArchivedOnce: the connections drop as a batch's third part is
+// sent. Each part archives its own items with their removal from the processing list, so the
+// items read back from there (the failed part's and those after it, and the second part's unless
+// Redis ran it before the drop) are archived once, when applied: the database, archive included,
+// ends as when batches of 32 items apply the same events.
+func TestAFailedPartLeavesItsItemsArchivedOnce(t *testing.T) {
+	t.Parallel()
+	db := testredis.StartServer(t).NewDB(t)
+	db.Pool.TestOnBorrow = func(c redis.Conn, _ time.Time) error { _, err := c.Do("PING"); return err }
+	killer := db.Conn(t)
+	calls := 0
+	hook := func() {
+		// the second round's first batch (the first round: eight parts), its third part
+		if calls++; calls == 8+3 {
+			if _, err := killer.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	rounds := []partsRound{
+		{offset: 0, items: partsItems(func(c int) string { return map[bool]string{true: "critical", false: "ok"}[c%5 == 0] })},
+		{offset: 10, items: partsItems(func(int) string { return "ok" })},
+	}
+	failures := 0
+	dropped, _ := runBatches(t, db, 128, rounds, hook, func(h *harness) { h.failures = &failures })
+	small, _ := runBatches(t, testredis.New(t), 32, rounds, nil)
+	if failures != 1 {
+		t.Fatalf("%d calls failed, want 1 (the connections killed once)", failures)
+	}
+	dropped.nothingClaimed()
+	got, want := dropped.db.Dump(t), small.db.Dump(t)
+	if n := strings.Count(got["events_archive:2026010510"], `"check 100"`); n != 2 {
+		t.Errorf("check 100's two events (the failed part's) archived %d times, want 2", n)
+	}
 	testredis.DiffDumps(t, got, want)
 }
 
