@@ -305,19 +305,8 @@ func TestTheNextBatchIsClaimedWhileTheLastPartsApply(t *testing.T) {
 // ends as when batches of 32 items apply the same events.
 func TestABatchClaimedAheadIsReadBackInClaimOrder(t *testing.T) {
 	t.Parallel()
-	// a server of its own: the connections of every other client on it are killed
-	db := testredis.StartServer(t).NewDB(t)
-	db.Pool.TestOnBorrow = func(c redis.Conn, _ time.Time) error { _, err := c.Do("PING"); return err }
-	killer := db.Conn(t)
-	calls := 0
-	hook := func() {
-		// the last round's first batch: three rounds of eight parts, then four parts
-		if calls++; calls == 3*8+4+1 {
-			if _, err := killer.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
-				t.Error(err)
-			}
-		}
-	}
+	// the last round's first batch: three rounds of eight parts, then four parts
+	db, hook := killedAtApplyCall(t, 3*8+4+1)
 	last := partsItems(func(int) string { return "ok" })
 	// slot 200 (the second batch): a newer event of check 115 (slot 118, the first batch's last part)
 	last[200] = serviceEventFor("host-11", "check 115", "critical")
@@ -358,6 +347,22 @@ func TestABatchClaimedAheadIsReadBackInClaimOrder(t *testing.T) {
 	testredis.DiffDumps(t, got, want)
 }
 
+// killedAtApplyCall returns a database on a server of its own and a runBatches hook that kills
+// every other client's connections on that server as the call-th apply call is sent.
+func killedAtApplyCall(t *testing.T, call int) (*testredis.DB, func()) {
+	db := testredis.StartServer(t).NewDB(t)
+	db.Pool.TestOnBorrow = func(c redis.Conn, _ time.Time) error { _, err := c.Do("PING"); return err }
+	killer := db.Conn(t)
+	calls := 0
+	return db, func() {
+		if calls++; calls == call {
+			if _, err := killer.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
 // TestAFailedPartLeavesItsItemsArchivedOnce: the connections drop as a batch's third part is
 // sent. Each part archives its own items with their removal from the processing list, so the
 // items read back from there (the failed part's and those after it, and the second part's unless
@@ -365,18 +370,8 @@ func TestABatchClaimedAheadIsReadBackInClaimOrder(t *testing.T) {
 // ends as when batches of 32 items apply the same events.
 func TestAFailedPartLeavesItsItemsArchivedOnce(t *testing.T) {
 	t.Parallel()
-	db := testredis.StartServer(t).NewDB(t)
-	db.Pool.TestOnBorrow = func(c redis.Conn, _ time.Time) error { _, err := c.Do("PING"); return err }
-	killer := db.Conn(t)
-	calls := 0
-	hook := func() {
-		// the second round's first batch (the first round: eight parts), its third part
-		if calls++; calls == 8+3 {
-			if _, err := killer.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
-				t.Error(err)
-			}
-		}
-	}
+	// the second round's first batch (the first round: eight parts), its third part
+	db, hook := killedAtApplyCall(t, 8+3)
 	rounds := []partsRound{
 		{offset: 0, items: partsItems(func(c int) string { return map[bool]string{true: "critical", false: "ok"}[c%5 == 0] })},
 		{offset: 10, items: partsItems(func(int) string { return "ok" })},
