@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 
@@ -183,27 +182,6 @@ func CreateChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, checks
 		return &ops, nil
 	})
 	return ids, err
-}
-
-// checkTagsAmong are the tags among known (known_tags:check_tag) that the API gave each of ids
-// (check_tag:TAG), by check id.
-func checkTagsAmong(ctx context.Context, conn redis.Conn, keys schema.Keys, known, ids []string) (map[string][]string, error) {
-	tags := slices.Sorted(slices.Values(known))
-	setKeys := make([]string, len(tags))
-	for i, t := range tags {
-		setKeys[i] = keys.CheckTag(t)
-	}
-	_, members, err := redisread.Memberships(ctx, conn, setKeys, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read check tags: %w", err)
-	}
-	out := map[string][]string{}
-	for i, t := range tags {
-		for id := range members[i] {
-			out[id] = append(out[id], t)
-		}
-	}
-	return out, nil
 }
 
 func tagCheck(ops *Ops, keys schema.Keys, id string, add, remove []string) {

@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -14,9 +13,6 @@ import (
 // which checks fail, which are current, which entities carry a tag, when checks last changed.
 // Each is one round trip (or one per listChunk checks), never one per check, and none uses KEYS
 // or SCAN.
-
-// listChunk bounds how many commands one pipelined flush carries.
-const listChunk = 1000
 
 // FailedCheck is a member of failed_checks with its score: the time the check last changed into
 // a failing state (reference §2.2).
@@ -62,26 +58,6 @@ func RecentFailedChecks(conn redis.Conn, keys schema.Keys, limit int) (failed []
 		failed = append(failed, FailedCheck{CheckRef: CheckRef{Entity: entity, Check: check}, Since: since})
 	}
 	return failed, total, nil
-}
-
-// AllCurrentChecks lists every current (enabled) check: the members of current_checks:ENTITY for
-// each entity of current_entities, sorted by entity then check, in two round trips.
-func AllCurrentChecks(conn redis.Conn, keys schema.Keys) ([]CheckRef, error) {
-	entities, err := redis.Strings(conn.Do("ZRANGE", keys.CurrentEntities(), 0, -1))
-	if err != nil {
-		return nil, fmt.Errorf("list current entities: %w", err)
-	}
-	byEntity, err := CurrentChecksOf(conn, keys, entities)
-	if err != nil {
-		return nil, err
-	}
-	var out []CheckRef
-	for _, e := range sortedKeys(byEntity) {
-		for _, c := range byEntity[e] {
-			out = append(out, CheckRef{Entity: e, Check: c})
-		}
-	}
-	return out, nil
 }
 
 // EntitiesTagged reports which of the named entities carry tag (their id is a member of
@@ -158,13 +134,4 @@ func LastChanges(conn redis.Conn, keys schema.Keys, refs []CheckRef) ([]int64, e
 		}
 	}
 	return out, nil
-}
-
-func sortedKeys(m map[string][]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

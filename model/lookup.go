@@ -16,14 +16,6 @@ import (
 // listings, and a check's status with its maintenance at an instant. None of them writes, and
 // none uses KEYS or SCAN.
 
-// CheckRef names one check.
-type CheckRef struct {
-	Entity, Check string
-}
-
-// ID is ENTITY:CHECK.
-func (r CheckRef) ID() string { return schema.CheckID(r.Entity, r.Check) }
-
 // CheckByHash finds the check of an acknowledgement hash (checks_by_hash, reference §2.7).
 // Hashes are lower-case hex, so the lookup is made with hash lower-cased; found is false for an
 // unknown hash or an entry that is not ENTITY:CHECK.
@@ -97,38 +89,6 @@ func EntityExists(conn redis.Conn, keys schema.Keys, name string) (bool, error) 
 		}
 	}
 	return found, nil
-}
-
-// CurrentChecks lists an entity's current (enabled) checks, sorted (current_checks:ENTITY).
-func CurrentChecks(conn redis.Conn, keys schema.Keys, entity string) ([]string, error) {
-	m, err := CurrentChecksOf(conn, keys, []string{entity})
-	if err != nil {
-		return nil, err
-	}
-	return m[entity], nil
-}
-
-// CurrentChecksOf is CurrentChecks for several entities in one round trip; entities without
-// current checks are absent from the map.
-func CurrentChecksOf(conn redis.Conn, keys schema.Keys, entities []string) (map[string][]string, error) {
-	for _, e := range entities {
-		conn.Send("ZRANGE", keys.CurrentChecks(e), 0, -1)
-	}
-	if err := conn.Flush(); err != nil {
-		return nil, fmt.Errorf("current checks: %w", err)
-	}
-	out := make(map[string][]string, len(entities))
-	for _, e := range entities {
-		v, err := redis.Strings(conn.Receive())
-		if err != nil {
-			return nil, fmt.Errorf("current checks of %s: %w", e, err)
-		}
-		if len(v) > 0 {
-			sort.Strings(v)
-			out[e] = v
-		}
-	}
-	return out, nil
 }
 
 // CheckStatus is what is known about a check at one instant.
