@@ -9,8 +9,8 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.6.1
 FUZZTIME ?= 15s
 # package:target pairs run by `make fuzz` (and so by `make test`) for FUZZTIME each
 FUZZ_TARGETS := ./schema:FuzzParseEvent ./internal/humantime:FuzzParse ./receiver:FuzzParseNagiosLine ./receiver:FuzzParseNSCALine \
-	./receiver:FuzzRunJSON ./notifier/timerestriction:FuzzParse \
-	./notifier/timerestriction:FuzzRRule ./gateways/jabber:FuzzParseCommand
+	./receiver:FuzzRunJSON ./timerestriction:FuzzParse \
+	./timerestriction:FuzzRRule ./gateways/jabber:FuzzParseCommand
 
 .PHONY: build run test test-deps lint bench fuzz clean screenshots
 
@@ -27,7 +27,7 @@ test: test-deps
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
 	@echo "executive, notifier, replay and queue again on the embedded Redis of make run"
-	FLAPJACK_TEST_REDIS=embedded $(GO) test -count=1 -timeout 10m ./executive ./notifier ./queue ./model ./retention
+	FLAPJACK_TEST_REDIS=embedded $(GO) test -count=1 -timeout 10m ./executive ./notifier ./queue ./model/... ./retention
 	@$(MAKE) --no-print-directory fuzz
 
 # the web UI's browser test (headless Chromium), saving its screenshots for the README

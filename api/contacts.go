@@ -7,7 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // contactJSON is a contact as Flapjack 1.x's JSON API shows it (reference A.2).
@@ -26,7 +26,7 @@ type contactLinks struct {
 	NotificationRules []string `json:"notification_rules"`
 }
 
-func toContactJSON(c model.StoredContact) contactJSON {
+func toContactJSON(c roster.StoredContact) contactJSON {
 	out := contactJSON{ID: c.ID, FirstName: c.FirstName, LastName: c.LastName, Email: c.Email,
 		Links: contactLinks{Entities: c.Entities, Media: []string{}, NotificationRules: []string{}}}
 	if c.Timezone != "" {
@@ -37,7 +37,7 @@ func toContactJSON(c model.StoredContact) contactJSON {
 		out.Links.Entities = []string{}
 	}
 	for _, m := range c.Media {
-		out.Links.Media = append(out.Links.Media, model.MediumRef{ContactID: c.ID, Name: m.Name}.String())
+		out.Links.Media = append(out.Links.Media, roster.MediumRef{ContactID: c.ID, Name: m.Name}.String())
 	}
 	for _, r := range c.Rules {
 		out.Links.NotificationRules = append(out.Links.NotificationRules, r.ID)
@@ -57,8 +57,8 @@ func (a *jsonAPI) contactRoutes(route func(method, path, what string, h apiHandl
 
 // readContacts reads the contacts of the path's ids (all of them when the path has none); a
 // list none of which exists is a 404.
-func (a *jsonAPI) readContacts(r *http.Request, withEntities bool) ([]model.StoredContact, error) {
-	var out []model.StoredContact
+func (a *jsonAPI) readContacts(r *http.Request, withEntities bool) ([]roster.StoredContact, error) {
+	var out []roster.StoredContact
 	err := a.conn(r, func(c redis.Conn) error {
 		var ids []string
 		var err error
@@ -66,14 +66,14 @@ func (a *jsonAPI) readContacts(r *http.Request, withEntities bool) ([]model.Stor
 			if ids, err = pathIDs(r, 1); err != nil {
 				return err
 			}
-		} else if ids, err = model.ContactIDs(c, a.o.Keys); err != nil {
+		} else if ids, err = roster.ContactIDs(c, a.o.Keys); err != nil {
 			return err
 		}
-		if out, err = model.ReadContacts(r.Context(), c, a.o.Keys, ids, withEntities); err != nil {
+		if out, err = roster.ReadContacts(r.Context(), c, a.o.Keys, ids, withEntities); err != nil {
 			return err
 		}
 		if len(out) == 0 && r.PathValue("ids") != "" {
-			return &model.NotFoundError{What: "contact", IDs: ids}
+			return &roster.NotFoundError{What: "contact", IDs: ids}
 		}
 		return nil
 	})
@@ -98,21 +98,21 @@ func (a *jsonAPI) postContacts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	contacts := make([]model.ContactData, len(items))
+	contacts := make([]roster.ContactData, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
 		f := newFields(index("contacts", i), item, append([]string{"id"}, contactFieldNames...)...)
 		all[i] = f
-		contacts[i] = model.ContactData{ID: f.str("id"), ContactInfo: model.ContactInfo{
+		contacts[i] = roster.ContactData{ID: f.str("id"), ContactInfo: roster.ContactInfo{
 			FirstName: f.str("first_name"), LastName: f.str("last_name"), Email: f.str("email"), Timezone: f.str("timezone")}}
 		if contacts[i].ID == "" {
-			contacts[i].ID = model.NewID()
+			contacts[i].ID = roster.NewID()
 		}
 	}
 	if err := itemsErr(all); err != nil {
 		return err
 	}
-	err = a.conn(r, func(c redis.Conn) error { return model.CreateContacts(r.Context(), c, a.o.Keys, contacts) })
+	err = a.conn(r, func(c redis.Conn) error { return roster.CreateContacts(r.Context(), c, a.o.Keys, contacts) })
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (a *jsonAPI) patchContacts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Check every value before writing anything.
-	var changes []func(*model.ContactInfo)
+	var changes []func(*roster.ContactInfo)
 	var add, remove []string
 	for _, op := range ops {
 		switch op.Op {
@@ -146,7 +146,7 @@ func (a *jsonAPI) patchContacts(w http.ResponseWriter, r *http.Request) error {
 			f := replaced(op)
 			v := f.str(op.Field)
 			if op.Field == "timezone" {
-				if p := model.TimezoneProblem(v); p != "" {
+				if p := roster.TimezoneProblem(v); p != "" {
 					f.fail("timezone", p)
 				}
 			}
@@ -154,7 +154,7 @@ func (a *jsonAPI) patchContacts(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			field := op.Field
-			changes = append(changes, func(info *model.ContactInfo) {
+			changes = append(changes, func(info *roster.ContactInfo) {
 				switch field {
 				case "first_name":
 					info.FirstName = v
@@ -170,11 +170,11 @@ func (a *jsonAPI) patchContacts(w http.ResponseWriter, r *http.Request) error {
 	}
 	err = a.conn(r, func(c redis.Conn) error {
 		if len(add)+len(remove) > 0 {
-			if err := model.LinkEntities(r.Context(), c, a.o.Keys, ids, add, remove); err != nil {
+			if err := roster.LinkEntities(r.Context(), c, a.o.Keys, ids, add, remove); err != nil {
 				return err
 			}
 		}
-		return model.UpdateContacts(r.Context(), c, a.o.Keys, ids, func(info *model.ContactInfo) error {
+		return roster.UpdateContacts(r.Context(), c, a.o.Keys, ids, func(info *roster.ContactInfo) error {
 			for _, change := range changes {
 				change(info)
 			}
@@ -193,7 +193,7 @@ func (a *jsonAPI) deleteContacts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return model.DeleteContacts(r.Context(), c, a.o.Keys, ids) }); err != nil {
+	if err := a.conn(r, func(c redis.Conn) error { return roster.DeleteContacts(r.Context(), c, a.o.Keys, ids) }); err != nil {
 		return err
 	}
 	noContent(w)
@@ -203,7 +203,7 @@ func (a *jsonAPI) deleteContacts(w http.ResponseWriter, r *http.Request) error {
 // contactMustLoad turns a missing contact of a creation under /contacts/ID/... into Flapjack
 // 1.6's 422.
 func contactMustLoad(err error, contactID string) error {
-	var nf *model.NotFoundError
+	var nf *roster.NotFoundError
 	if errors.As(err, &nf) && nf.What == "contact" {
 		return failWith(http.StatusUnprocessableEntity, "Contact id: '%s' could not be loaded", contactID)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // entityJSON is an entity as Flapjack 1.x's JSON API shows it (reference A.6).
@@ -22,7 +23,7 @@ type entityLinks struct {
 	Checks   []string `json:"checks"`
 }
 
-func toEntityJSON(e model.Entity) entityJSON {
+func toEntityJSON(e roster.Entity) entityJSON {
 	out := entityJSON{ID: e.ID, Name: e.Name, Links: entityLinks{Contacts: list(e.Contacts), Checks: []string{}}}
 	for _, c := range e.Checks {
 		out.Links.Checks = append(out.Links.Checks, model.CheckRef{Entity: e.Name, Check: c}.ID())
@@ -50,8 +51,8 @@ func parseBool(s string) (bool, bool) {
 
 // readEntities reads the entities of path segment n (all when the route has no ids); a list
 // none of which exists is a 404 with 1.6's message.
-func (a *jsonAPI) readEntities(r *http.Request, n int) ([]model.Entity, error) {
-	var out []model.Entity
+func (a *jsonAPI) readEntities(r *http.Request, n int) ([]roster.Entity, error) {
+	var out []roster.Entity
 	err := a.conn(r, func(c redis.Conn) error {
 		var ids []string
 		var err error
@@ -59,10 +60,10 @@ func (a *jsonAPI) readEntities(r *http.Request, n int) ([]model.Entity, error) {
 			if ids, err = pathIDs(r, n); err != nil {
 				return err
 			}
-		} else if ids, err = model.EntityIDs(c, a.o.Keys); err != nil {
+		} else if ids, err = roster.EntityIDs(c, a.o.Keys); err != nil {
 			return err
 		}
-		if out, err = model.ReadEntities(r.Context(), c, a.o.Keys, ids); err != nil {
+		if out, err = roster.ReadEntities(r.Context(), c, a.o.Keys, ids); err != nil {
 			return err
 		}
 		if len(out) == 0 && r.PathValue("ids") != "" {
@@ -96,10 +97,10 @@ func (a *jsonAPI) getEntities(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// entityErr turns model's entity errors into 1.6's answers: a missing entity is 404 "could not
+// entityErr turns roster's entity errors into 1.6's answers: a missing entity is 404 "could not
 // find entity 'x'".
 func entityErr(err error) error {
-	var nf *model.NotFoundError
+	var nf *roster.NotFoundError
 	if errors.As(err, &nf) && nf.What == "entity" {
 		return failWith(http.StatusNotFound, "could not find entity '%s'", strings.Join(nf.IDs, "', '"))
 	}
@@ -115,12 +116,12 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	entities := make([]model.EntityData, len(items))
+	entities := make([]roster.EntityData, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
 		f := newFields(index("entities", i), item, "id", "name", "contacts", "tags", "links")
 		all[i] = f
-		entities[i] = model.EntityData{ID: f.str("id"), Name: f.str("name")}
+		entities[i] = roster.EntityData{ID: f.str("id"), Name: f.str("name")}
 		if entities[i].ID == "" {
 			return failWith(http.StatusForbidden, "Entity with a nil id detected")
 		}
@@ -128,7 +129,7 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 	if err := itemsErr(all); err != nil {
 		return err
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return model.CreateEntities(r.Context(), c, a.o.Keys, entities) }); err != nil {
+	if err := a.conn(r, func(c redis.Conn) error { return roster.CreateEntities(r.Context(), c, a.o.Keys, entities) }); err != nil {
 		return entityErr(err)
 	}
 	ids := make([]string, len(entities))
@@ -148,7 +149,7 @@ func (a *jsonAPI) patchEntities(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var change model.EntityChange
+	var change roster.EntityChange
 	for _, op := range ops {
 		switch {
 		case op.Op == "replace":
@@ -170,7 +171,7 @@ func (a *jsonAPI) patchEntities(w http.ResponseWriter, r *http.Request) error {
 			change.RemoveTags = append(change.RemoveTags, op.ID)
 		}
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return model.UpdateEntities(r.Context(), c, a.o.Keys, ids, change) }); err != nil {
+	if err := a.conn(r, func(c redis.Conn) error { return roster.UpdateEntities(r.Context(), c, a.o.Keys, ids, change) }); err != nil {
 		return entityErr(err)
 	}
 	noContent(w)

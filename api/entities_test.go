@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -144,7 +144,7 @@ func TestRenameThroughExecutive(t *testing.T) {
 	t.Parallel()
 	db, do, run := maintenanceServer(t)
 	id := schema.NewEntityID("web-01")
-	before := []model.CheckStatus{status(t, db, "web-01", "HTTP", time.Now()), status(t, db, "web-01", "PING", time.Now())}
+	before := []views.CheckStatus{status(t, db, "web-01", "HTTP", time.Now()), status(t, db, "web-01", "PING", time.Now())}
 	expect(t, "rename", do("PATCH", "/entities/"+id, patchJSON, `[{"op":"replace","path":"/entities/0/name","value":"NEW"}]`), 204)
 	var got struct{ Entities []entityJSON }
 	a := expect(t, "renamed", do("GET", "/entities/"+id, "", ""), 200)

@@ -10,7 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/importer"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // escalationPolicyJSON is an escalation policy as the JSON API shows it: the fields of the
@@ -59,18 +59,18 @@ func (a *jsonAPI) getEscalationPolicies(w http.ResponseWriter, r *http.Request) 
 	}
 	var out []escalationPolicyJSON
 	err := a.conn(r, func(c redis.Conn) error {
-		policies, _, err := model.EscalationPolicies(c, a.o.Keys)
+		policies, _, err := roster.EscalationPolicies(c, a.o.Keys)
 		if err != nil {
 			return err
 		}
 		var missing []string
 		for _, id := range ids {
-			if !slices.ContainsFunc(policies, func(p model.EscalationPolicy) bool { return p.ID == id }) {
+			if !slices.ContainsFunc(policies, func(p roster.EscalationPolicy) bool { return p.ID == id }) {
 				missing = append(missing, id)
 			}
 		}
 		if len(missing) > 0 {
-			return &model.NotFoundError{What: "escalation policy", IDs: missing}
+			return &roster.NotFoundError{What: "escalation policy", IDs: missing}
 		}
 		for _, p := range policies {
 			if ids != nil && !slices.Contains(ids, p.ID) {
@@ -94,7 +94,7 @@ func (a *jsonAPI) getEscalationPolicies(w http.ResponseWriter, r *http.Request) 
 	return nil
 }
 
-func toEscalationPolicyJSON(c redis.Conn, a *jsonAPI, p model.EscalationPolicy) (escalationPolicyJSON, error) {
+func toEscalationPolicyJSON(c redis.Conn, a *jsonAPI, p roster.EscalationPolicy) (escalationPolicyJSON, error) {
 	j := escalationPolicyJSON{ID: p.ID, Name: p.Name, Entities: list(p.Entities), RegexEntities: list(p.RegexEntities),
 		Tags: list(p.Tags), RegexTags: list(p.RegexTags), Checks: list(p.Checks), Severities: list(p.Severities),
 		Repeat: p.Repeat, RestartAfter: p.RestartWindow(),
@@ -103,7 +103,7 @@ func toEscalationPolicyJSON(c redis.Conn, a *jsonAPI, p model.EscalationPolicy) 
 		j.Steps = append(j.Steps, escalationStepJSON{Delay: s.Delay, Contacts: list(s.Contacts), Media: list(s.Media)})
 	}
 	for _, name := range p.Entities {
-		id, err := model.EntityID(c, a.o.Keys, name)
+		id, err := roster.EntityID(c, a.o.Keys, name)
 		if err != nil {
 			return j, err
 		}
@@ -119,7 +119,7 @@ func (a *jsonAPI) postEscalationPolicies(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	policies := make([]model.EscalationPolicy, len(items))
+	policies := make([]roster.EscalationPolicy, len(items))
 	var msgs []string
 	for i, item := range items {
 		raw, _ := json.Marshal(item)
@@ -132,10 +132,10 @@ func (a *jsonAPI) postEscalationPolicies(w http.ResponseWriter, r *http.Request)
 	if len(msgs) > 0 {
 		return failWith(http.StatusUnprocessableEntity, "%s", strings.Join(msgs, "; "))
 	}
-	var res model.BulkResult
+	var res roster.BulkResult
 	err = a.conn(r, func(c redis.Conn) error {
 		var err error
-		res, err = model.PutEscalationPolicies(r.Context(), c, a.o.Keys, policies, model.ReplaceOptions{})
+		res, err = roster.PutEscalationPolicies(r.Context(), c, a.o.Keys, policies, roster.ReplaceOptions{})
 		return err
 	})
 	if err != nil {
@@ -160,7 +160,7 @@ func (a *jsonAPI) deleteEscalationPolicies(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return model.DeleteEscalationPolicies(r.Context(), c, a.o.Keys, ids) }); err != nil {
+	if err := a.conn(r, func(c redis.Conn) error { return roster.DeleteEscalationPolicies(r.Context(), c, a.o.Keys, ids) }); err != nil {
 		return err
 	}
 	noContent(w)

@@ -3,7 +3,7 @@ package api
 // The Flapjack 1.x JSON API conventions (reference A.1), shared by every resource: media types,
 // errors, multi-id paths, creation answers, JSON-Patch, CORS, access tokens and the mapping of
 // model errors to statuses. The resources (contacts.go, media.go, rules.go) only translate
-// HTTP: every read and write is a function of package model.
+// HTTP: every read and write is a function of the model packages.
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"go.uber.org/zap"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // jsonAPIType is the media type of every JSON API answer.
@@ -82,9 +82,9 @@ func (a *jsonAPI) serve(h apiHandler) http.Handler {
 // fail answers err: a *statusError as it says, model errors by kind, anything else 500.
 func (a *jsonAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var se *statusError
-	var invalid *model.ValidationError
-	var notFound *model.NotFoundError
-	var exists *model.ExistsError
+	var invalid *roster.ValidationError
+	var notFound *roster.NotFoundError
+	var exists *roster.ExistsError
 	switch {
 	case errors.As(err, &se):
 		writeErrors(w, se.status, se.msgs...)
@@ -98,7 +98,7 @@ func (a *jsonAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeErrors(w, http.StatusNotFound, notFoundMessage(notFound.What, notFound.IDs))
 	case errors.As(err, &exists):
 		writeErrors(w, http.StatusConflict, existsMessage(exists.What, exists.IDs))
-	case errors.Is(err, model.ErrContended):
+	case errors.Is(err, roster.ErrContended):
 		writeErrors(w, http.StatusLocked, "unable to obtain lock for resource 'contact_mass_update': other writers kept changing it; try again")
 	case errors.Is(err, context.Canceled):
 		// the client went away: nobody reads the answer

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/views"
 )
 
 func (a *jsonAPI) metricsRoutes(route func(method, path, what string, h apiHandler)) {
@@ -73,11 +73,11 @@ func wantsJSON(accept []string) bool {
 	return bestJSON > 0 && bestJSON >= bestOther
 }
 
-func (a *jsonAPI) readStoreMetrics(r *http.Request) (model.StoreMetrics, error) {
-	var m model.StoreMetrics
+func (a *jsonAPI) readStoreMetrics(r *http.Request) (views.StoreMetrics, error) {
+	var m views.StoreMetrics
 	err := a.conn(r, func(c redis.Conn) error {
 		var err error
-		m, err = model.ReadStoreMetrics(c, a.o.Keys, time.Now())
+		m, err = views.ReadStoreMetrics(c, a.o.Keys, time.Now())
 		return err
 	})
 	if m.EventCounters == nil {
@@ -86,11 +86,11 @@ func (a *jsonAPI) readStoreMetrics(r *http.Request) (model.StoreMetrics, error) 
 	return m, err
 }
 
-func entitiesJSON(m model.StoreMetrics) map[string]int64 {
+func entitiesJSON(m views.StoreMetrics) map[string]int64 {
 	return map[string]int64{"all": m.EntitiesAll, "enabled": m.EntitiesEnabled, "failing": m.EntitiesFailing}
 }
 
-func checksJSON(m model.StoreMetrics) map[string]int64 {
+func checksJSON(m views.StoreMetrics) map[string]int64 {
 	return map[string]int64{"all": m.ChecksAll, "failing": m.ChecksFailing, "stale": m.ChecksStale}
 }
 
@@ -102,7 +102,7 @@ func (a *jsonAPI) getMetrics(w http.ResponseWriter, r *http.Request) error {
 	}
 	fqdn, _ := os.Hostname()
 	freshness := map[string]int64{}
-	for i, b := range model.FreshnessBounds {
+	for i, b := range views.FreshnessBounds {
 		freshness[strconv.FormatInt(b, 10)] = m.Freshness[i]
 	}
 	out := map[string]any{
@@ -147,10 +147,10 @@ func (a *jsonAPI) getMetricsPart(part string) apiHandler {
 		switch part {
 		case "check_freshness":
 			buckets := map[string]int64{}
-			for i, b := range model.FreshnessBounds {
+			for i, b := range views.FreshnessBounds {
 				to := "∞"
-				if i+1 < len(model.FreshnessBounds) {
-					to = strconv.FormatInt(model.FreshnessBounds[i+1], 10)
+				if i+1 < len(views.FreshnessBounds) {
+					to = strconv.FormatInt(views.FreshnessBounds[i+1], 10)
 				}
 				buckets["from_"+strconv.FormatInt(b, 10)+"_to_"+to] = m.Freshness[i]
 			}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -51,7 +53,7 @@ func (a *jsonAPI) withTargets(kind string, h targetHandler) apiHandler {
 			if err != nil {
 				return err
 			}
-			entities, err := model.ReadEntities(r.Context(), c, a.o.Keys, ids)
+			entities, err := roster.ReadEntities(r.Context(), c, a.o.Keys, ids)
 			if err != nil {
 				return err
 			}
@@ -115,7 +117,7 @@ func (a *jsonAPI) postScheduled(w http.ResponseWriter, r *http.Request, checks [
 		now := time.Now()
 		for _, ref := range checks {
 			for _, win := range windows {
-				if err := model.CreateScheduledMaintenance(c, a.o.Keys, ref.Entity, ref.Check, win.start, win.duration, win.summary, now); err != nil {
+				if err := checkstate.CreateScheduledMaintenance(c, a.o.Keys, ref.Entity, ref.Check, win.start, win.duration, win.summary, now); err != nil {
 					return err
 				}
 			}
@@ -138,7 +140,7 @@ func (a *jsonAPI) deleteScheduled(w http.ResponseWriter, r *http.Request, checks
 		now := time.Now()
 		for _, ref := range checks {
 			// A check without that window has nothing to end (1.6 answered 204 too).
-			if err := model.EndScheduledMaintenance(c, a.o.Keys, ref.Entity, ref.Check, start, now); err != nil && !errors.Is(err, model.ErrNoSuchWindow) {
+			if err := checkstate.EndScheduledMaintenance(c, a.o.Keys, ref.Entity, ref.Check, start, now); err != nil && !errors.Is(err, checkstate.ErrNoSuchWindow) {
 				return err
 			}
 		}
@@ -252,7 +254,7 @@ func (a *jsonAPI) patchUnscheduled(w http.ResponseWriter, r *http.Request, check
 	err = a.conn(r, func(c redis.Conn) error {
 		for _, ref := range checks {
 			// A check not in unscheduled maintenance at end_time has nothing to end.
-			if err := model.EndUnscheduledMaintenance(c, a.o.Keys, ref.Entity, ref.Check, end); err != nil && !errors.Is(err, model.ErrNoSuchWindow) {
+			if err := checkstate.EndUnscheduledMaintenance(c, a.o.Keys, ref.Entity, ref.Check, end); err != nil && !errors.Is(err, checkstate.ErrNoSuchWindow) {
 				return err
 			}
 		}

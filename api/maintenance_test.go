@@ -10,7 +10,7 @@ import (
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -45,11 +45,11 @@ func maintenanceServer(t *testing.T) (*testredis.DB, func(string, string, string
 	return db, do, run
 }
 
-func status(t *testing.T, db *testredis.DB, entity, check string, at time.Time) model.CheckStatus {
+func status(t *testing.T, db *testredis.DB, entity, check string, at time.Time) views.CheckStatus {
 	t.Helper()
 	c := db.Pool.Get()
 	defer c.Close()
-	s, err := model.CheckStatusAt(c, schema.NewKeys(""), entity, check, at)
+	s, err := views.CheckStatusAt(c, schema.NewKeys(""), entity, check, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestAcknowledgeThroughExecutive(t *testing.T) {
 	if !s.InUnscheduledMaintenance() || s.UnscheduledSummary != "on it" || s.Unscheduled.End-s.Unscheduled.Start != 3600 {
 		t.Fatalf("after ack: %+v", s)
 	}
-	// End it through the API (model.EndUnscheduledMaintenance).
+	// End it through the API (checkstate.EndUnscheduledMaintenance).
 	expect(t, "end", do("PATCH", "/unscheduled_maintenances/checks/web-01:HTTP", patchJSON,
 		`[{"op":"replace","path":"/unscheduled_maintenances/0/end_time","value":"`+time.Now().Add(time.Second).Format(time.RFC3339)+`"}]`), 204)
 	if s := status(t, db, "web-01", "HTTP", time.Now().Add(2*time.Second)); s.InUnscheduledMaintenance() {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // mediumJSON is a medium as Flapjack 1.x's JSON API shows it (reference A.3).
@@ -45,20 +45,20 @@ var (
 )
 
 // parseMediumID splits CONTACT_TYPE.
-func parseMediumID(id string) (model.MediumRef, error) {
+func parseMediumID(id string) (roster.MediumRef, error) {
 	for _, t := range knownMediumTypes {
 		if c, ok := strings.CutSuffix(id, "_"+t); ok && c != "" {
-			return model.MediumRef{ContactID: c, Name: t}, nil
+			return roster.MediumRef{ContactID: c, Name: t}, nil
 		}
 	}
 	i := strings.LastIndex(id, "_")
 	if i <= 0 {
-		return model.MediumRef{}, failWith(http.StatusUnprocessableEntity, "Could not get contact_id from media_id '%s'", id)
+		return roster.MediumRef{}, failWith(http.StatusUnprocessableEntity, "Could not get contact_id from media_id '%s'", id)
 	}
 	if i == len(id)-1 {
-		return model.MediumRef{}, failWith(http.StatusUnprocessableEntity, "Could not get media type from media_id '%s'", id)
+		return roster.MediumRef{}, failWith(http.StatusUnprocessableEntity, "Could not get media type from media_id '%s'", id)
 	}
-	return model.MediumRef{ContactID: id[:i], Name: id[i+1:]}, nil
+	return roster.MediumRef{ContactID: id[:i], Name: id[i+1:]}, nil
 }
 
 func (a *jsonAPI) mediaRoutes(route func(method, path, what string, h apiHandler)) {
@@ -70,12 +70,12 @@ func (a *jsonAPI) mediaRoutes(route func(method, path, what string, h apiHandler
 }
 
 // mediumRefs are the medium ids of the path.
-func mediumRefs(r *http.Request) ([]model.MediumRef, error) {
+func mediumRefs(r *http.Request) ([]roster.MediumRef, error) {
 	ids, err := pathIDs(r, 1)
 	if err != nil {
 		return nil, err
 	}
-	refs := make([]model.MediumRef, len(ids))
+	refs := make([]roster.MediumRef, len(ids))
 	for i, id := range ids {
 		if refs[i], err = parseMediumID(id); err != nil {
 			return nil, err
@@ -85,14 +85,14 @@ func mediumRefs(r *http.Request) ([]model.MediumRef, error) {
 }
 
 func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
-	var refs []model.MediumRef
-	var want map[model.MediumRef]bool
+	var refs []roster.MediumRef
+	var want map[roster.MediumRef]bool
 	if r.PathValue("ids") != "" {
 		var err error
 		if refs, err = mediumRefs(r); err != nil {
 			return err
 		}
-		want = map[model.MediumRef]bool{}
+		want = map[roster.MediumRef]bool{}
 		for _, ref := range refs {
 			want[ref] = true
 		}
@@ -102,20 +102,20 @@ func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
 		var ids []string
 		var err error
 		if refs == nil {
-			if ids, err = model.ContactIDs(c, a.o.Keys); err != nil {
+			if ids, err = roster.ContactIDs(c, a.o.Keys); err != nil {
 				return err
 			}
 		}
 		for _, ref := range refs {
 			ids = append(ids, ref.ContactID)
 		}
-		contacts, err := model.ReadContacts(r.Context(), c, a.o.Keys, ids, false)
+		contacts, err := roster.ReadContacts(r.Context(), c, a.o.Keys, ids, false)
 		if err != nil {
 			return err
 		}
 		for _, ct := range contacts {
 			for _, m := range ct.Media {
-				ref := model.MediumRef{ContactID: ct.ID, Name: m.Name}
+				ref := roster.MediumRef{ContactID: ct.ID, Name: m.Name}
 				if want != nil && !want[ref] {
 					continue
 				}
@@ -133,7 +133,7 @@ func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
 		for i, ref := range refs {
 			ids[i] = ref.String()
 		}
-		return &model.NotFoundError{What: "medium", IDs: ids}
+		return &roster.NotFoundError{What: "medium", IDs: ids}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	writeAPI(w, http.StatusOK, map[string]any{"media": out})
@@ -146,15 +146,15 @@ func (a *jsonAPI) postMedia(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	media := make([]model.Medium, len(items))
+	media := make([]roster.Medium, len(items))
 	all := make([]*fields, len(items))
 	ids := make([]string, len(items))
 	for i, item := range items {
 		f := newFields(index("media", i), item, "id", "type", "address", "interval", "rollup_threshold")
 		all[i] = f
-		media[i] = model.Medium{Name: f.str("type"), Address: f.str("address"),
+		media[i] = roster.Medium{Name: f.str("type"), Address: f.str("address"),
 			Interval: f.integer("interval"), RollupThreshold: f.integer("rollup_threshold")}
-		ids[i] = model.MediumRef{ContactID: contactID, Name: media[i].Name}.String()
+		ids[i] = roster.MediumRef{ContactID: contactID, Name: media[i].Name}.String()
 		if f.has("id") && f.str("id") != ids[i] {
 			f.fail("id", "must be "+ids[i]+" (CONTACT_TYPE) or left out")
 		}
@@ -162,7 +162,7 @@ func (a *jsonAPI) postMedia(w http.ResponseWriter, r *http.Request) error {
 	if err := itemsErr(all); err != nil {
 		return err
 	}
-	err = a.conn(r, func(c redis.Conn) error { return model.SetMedia(r.Context(), c, a.o.Keys, contactID, media) })
+	err = a.conn(r, func(c redis.Conn) error { return roster.SetMedia(r.Context(), c, a.o.Keys, contactID, media) })
 	if err != nil {
 		return contactMustLoad(err, contactID)
 	}
@@ -179,26 +179,26 @@ func (a *jsonAPI) patchMedia(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var changes []func(*model.Medium)
+	var changes []func(*roster.Medium)
 	for _, op := range ops {
 		f := replaced(op)
 		switch op.Field {
 		case "address":
 			v := f.str("address")
-			changes = append(changes, func(m *model.Medium) { m.Address = v })
+			changes = append(changes, func(m *roster.Medium) { m.Address = v })
 		case "interval":
 			v := f.integer("interval")
-			changes = append(changes, func(m *model.Medium) { m.Interval = v })
+			changes = append(changes, func(m *roster.Medium) { m.Interval = v })
 		case "rollup_threshold":
 			v := f.integer("rollup_threshold")
-			changes = append(changes, func(m *model.Medium) { m.RollupThreshold = v })
+			changes = append(changes, func(m *roster.Medium) { m.RollupThreshold = v })
 		}
 		if err := itemsErr([]*fields{f}); err != nil {
 			return err
 		}
 	}
 	err = a.conn(r, func(c redis.Conn) error {
-		return model.UpdateMedia(r.Context(), c, a.o.Keys, refs, func(m *model.Medium) error {
+		return roster.UpdateMedia(r.Context(), c, a.o.Keys, refs, func(m *roster.Medium) error {
 			for _, change := range changes {
 				change(m)
 			}
@@ -217,7 +217,7 @@ func (a *jsonAPI) deleteMedia(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return model.DeleteMedia(r.Context(), c, a.o.Keys, refs) }); err != nil {
+	if err := a.conn(r, func(c redis.Conn) error { return roster.DeleteMedia(r.Context(), c, a.o.Keys, refs) }); err != nil {
 		return err
 	}
 	noContent(w)
@@ -236,9 +236,9 @@ func (a *jsonAPI) pagerdutyRoutes(route func(method, path, what string, h apiHan
 
 func (a *jsonAPI) getPagerduty(w http.ResponseWriter, r *http.Request) error {
 	contacts, err := a.readContacts(r, false)
-	var nf *model.NotFoundError
+	var nf *roster.NotFoundError
 	if errors.As(err, &nf) {
-		return &model.NotFoundError{What: "pagerduty credentials", IDs: nf.IDs}
+		return &roster.NotFoundError{What: "pagerduty credentials", IDs: nf.IDs}
 	}
 	if err != nil {
 		return err
@@ -246,7 +246,7 @@ func (a *jsonAPI) getPagerduty(w http.ResponseWriter, r *http.Request) error {
 	out := []pagerdutyJSON{}
 	for _, c := range contacts {
 		for _, m := range c.Media {
-			if m.Name == model.PagerdutyMedium {
+			if m.Name == roster.PagerdutyMedium {
 				p := c.Pagerduty
 				out = append(out, pagerdutyJSON{ID: c.ID, ServiceKey: m.Address, Subdomain: p.Subdomain, Token: p.Token,
 					Username: p.Username, Password: p.Password, Links: linksJSON{Contacts: []string{c.ID}}})
@@ -255,7 +255,7 @@ func (a *jsonAPI) getPagerduty(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(out) == 0 && r.PathValue("ids") != "" {
 		ids, _ := pathIDs(r, 1)
-		return &model.NotFoundError{What: "pagerduty credentials", IDs: ids}
+		return &roster.NotFoundError{What: "pagerduty credentials", IDs: ids}
 	}
 	writeAPI(w, http.StatusOK, map[string]any{"pagerduty_credentials": out})
 	return nil
@@ -272,13 +272,13 @@ func (a *jsonAPI) postPagerduty(w http.ResponseWriter, r *http.Request) error {
 	if len(f.errs) > 0 {
 		return &statusError{status: http.StatusUnprocessableEntity, msgs: append([]string{"Pagerduty credential data has incorrect fields"}, f.errs...)}
 	}
-	set := model.PagerdutySettings{ServiceKey: f.str("service_key"), PagerdutyCredentials: model.PagerdutyCredentials{
+	set := roster.PagerdutySettings{ServiceKey: f.str("service_key"), PagerdutyCredentials: roster.PagerdutyCredentials{
 		Subdomain: f.str("subdomain"), Token: f.str("token"), Username: f.str("username"), Password: f.str("password")}}
 	if err := itemsErr([]*fields{f}); err != nil {
 		return err
 	}
 	err = a.conn(r, func(c redis.Conn) error {
-		return model.UpdatePagerduty(r.Context(), c, a.o.Keys, []string{contactID}, func(p *model.PagerdutySettings) error {
+		return roster.UpdatePagerduty(r.Context(), c, a.o.Keys, []string{contactID}, func(p *roster.PagerdutySettings) error {
 			*p = set
 			return nil
 		})
@@ -302,7 +302,7 @@ func (a *jsonAPI) patchPagerduty(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var changes []func(*model.PagerdutySettings)
+	var changes []func(*roster.PagerdutySettings)
 	for _, op := range ops {
 		f := replaced(op)
 		v := f.str(op.Field)
@@ -310,7 +310,7 @@ func (a *jsonAPI) patchPagerduty(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		field := op.Field
-		changes = append(changes, func(p *model.PagerdutySettings) {
+		changes = append(changes, func(p *roster.PagerdutySettings) {
 			switch field {
 			case "service_key":
 				p.ServiceKey = v
@@ -326,7 +326,7 @@ func (a *jsonAPI) patchPagerduty(w http.ResponseWriter, r *http.Request) error {
 		})
 	}
 	err = a.conn(r, func(c redis.Conn) error {
-		err := model.UpdatePagerduty(r.Context(), c, a.o.Keys, ids, func(p *model.PagerdutySettings) error {
+		err := roster.UpdatePagerduty(r.Context(), c, a.o.Keys, ids, func(p *roster.PagerdutySettings) error {
 			if p.ServiceKey == "" {
 				return errNoPagerduty
 			}
@@ -339,14 +339,14 @@ func (a *jsonAPI) patchPagerduty(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		// Name the contacts without settings (read after the refused write: a report, not a decision).
-		contacts, rerr := model.ReadContacts(r.Context(), c, a.o.Keys, ids, false)
+		contacts, rerr := roster.ReadContacts(r.Context(), c, a.o.Keys, ids, false)
 		if rerr != nil {
 			return rerr
 		}
 		has := map[string]bool{}
 		for _, ct := range contacts {
 			for _, m := range ct.Media {
-				if m.Name == model.PagerdutyMedium {
+				if m.Name == roster.PagerdutyMedium {
 					has[ct.ID] = true
 				}
 			}
@@ -357,7 +357,7 @@ func (a *jsonAPI) patchPagerduty(w http.ResponseWriter, r *http.Request) error {
 				gone = append(gone, id)
 			}
 		}
-		return &model.NotFoundError{What: "pagerduty credentials", IDs: gone}
+		return &roster.NotFoundError{What: "pagerduty credentials", IDs: gone}
 	})
 	if err != nil {
 		return err
@@ -371,18 +371,18 @@ func (a *jsonAPI) deletePagerduty(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	refs := make([]model.MediumRef, len(ids))
+	refs := make([]roster.MediumRef, len(ids))
 	for i, id := range ids {
-		refs[i] = model.MediumRef{ContactID: id, Name: model.PagerdutyMedium}
+		refs[i] = roster.MediumRef{ContactID: id, Name: roster.PagerdutyMedium}
 	}
-	err = a.conn(r, func(c redis.Conn) error { return model.DeleteMedia(r.Context(), c, a.o.Keys, refs) })
-	var nf *model.NotFoundError
+	err = a.conn(r, func(c redis.Conn) error { return roster.DeleteMedia(r.Context(), c, a.o.Keys, refs) })
+	var nf *roster.NotFoundError
 	if errors.As(err, &nf) && nf.What == "medium" {
 		gone := make([]string, len(nf.IDs))
 		for i, id := range nf.IDs {
-			gone[i] = strings.TrimSuffix(id, "_"+model.PagerdutyMedium)
+			gone[i] = strings.TrimSuffix(id, "_"+roster.PagerdutyMedium)
 		}
-		return &model.NotFoundError{What: "pagerduty credentials", IDs: gone}
+		return &roster.NotFoundError{What: "pagerduty credentials", IDs: gone}
 	}
 	if err != nil {
 		return err

@@ -2,7 +2,7 @@ package api
 
 // The Flapjack 1.x reports (reference A.9): status, outage, scheduled and unscheduled
 // maintenance and downtime, per check, for checks named by id or for every check of entities
-// named by id. Data comes through package model's readers, a fixed number of pipelined round
+// named by id. Data comes through package views' readers, a fixed number of pipelined round
 // trips per batch of checks; the arithmetic (outages, downtime) is pure and lives here.
 
 import (
@@ -16,6 +16,8 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -92,7 +94,7 @@ func (a *jsonAPI) reportTargets(r *http.Request, c redis.Conn) ([]reportTarget, 
 			if ids, err = pathIDs(r, 2); err != nil {
 				return nil, err
 			}
-			byID, err := model.EntityNamesOf(c, a.o.Keys, ids)
+			byID, err := views.EntityNamesOf(c, a.o.Keys, ids)
 			if err != nil {
 				return nil, err
 			}
@@ -107,10 +109,10 @@ func (a *jsonAPI) reportTargets(r *http.Request, c redis.Conn) ([]reportTarget, 
 			if len(names) == 0 {
 				return nil, failWith(http.StatusNotFound, "could not find entities: '%s'", strings.Join(missing, "', '"))
 			}
-		} else if names, err = model.EntityNames(c, a.o.Keys); err != nil {
+		} else if names, err = views.EntityNames(c, a.o.Keys); err != nil {
 			return nil, err
 		}
-		checks, err := model.CurrentChecksOf(c, a.o.Keys, names)
+		checks, err := checkstate.CurrentChecksOf(c, a.o.Keys, names)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +136,7 @@ func (a *jsonAPI) reportTargets(r *http.Request, c redis.Conn) ([]reportTarget, 
 			}
 			asked = append(asked, model.CheckRef{Entity: e, Check: ch})
 		}
-		exist, err := model.ChecksExist(c, a.o.Keys, asked)
+		exist, err := views.ChecksExist(c, a.o.Keys, asked)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +150,7 @@ func (a *jsonAPI) reportTargets(r *http.Request, c redis.Conn) ([]reportTarget, 
 		}
 	} else {
 		var err error
-		if refs, err = model.AllCurrentChecks(c, a.o.Keys); err != nil {
+		if refs, err = checkstate.AllCurrentChecks(c, a.o.Keys); err != nil {
 			return nil, err
 		}
 	}
@@ -160,7 +162,7 @@ func (a *jsonAPI) reportTargets(r *http.Request, c redis.Conn) ([]reportTarget, 
 			names = append(names, ref.Entity)
 		}
 	}
-	entityIDs, err := model.EntityIDsOf(c, a.o.Keys, names)
+	entityIDs, err := views.EntityIDsOf(c, a.o.Keys, names)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +218,7 @@ func (a *jsonAPI) buildReports(c redis.Conn, kind string, refs []model.CheckRef,
 	out := make([]map[string]any, len(refs))
 	switch kind {
 	case "status":
-		statuses, err := model.ReportStatuses(c, a.o.Keys, a.now(), refs)
+		statuses, err := views.ReportStatuses(c, a.o.Keys, a.now(), refs)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +226,7 @@ func (a *jsonAPI) buildReports(c redis.Conn, kind string, refs []model.CheckRef,
 			out[i] = statusReport(s)
 		}
 	case "outage":
-		hist, err := model.StateHistories(c, a.o.Keys, refs, w.start, w.end)
+		hist, err := views.StateHistories(c, a.o.Keys, refs, w.start, w.end)
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +235,7 @@ func (a *jsonAPI) buildReports(c redis.Conn, kind string, refs []model.CheckRef,
 		}
 	case "scheduled_maintenance", "unscheduled_maintenance":
 		mkind := strings.TrimSuffix(kind, "_maintenance")
-		ws, err := model.MaintenancesIn(c, a.o.Keys, mkind, refs, w.start, w.end)
+		ws, err := views.MaintenancesIn(c, a.o.Keys, mkind, refs, w.start, w.end)
 		if err != nil {
 			return nil, err
 		}
@@ -241,11 +243,11 @@ func (a *jsonAPI) buildReports(c redis.Conn, kind string, refs []model.CheckRef,
 			out[i] = map[string]any{mkind + "_maintenances": maintenanceJSON(ws[i])}
 		}
 	case "downtime":
-		hist, err := model.StateHistories(c, a.o.Keys, refs, w.start, w.end)
+		hist, err := views.StateHistories(c, a.o.Keys, refs, w.start, w.end)
 		if err != nil {
 			return nil, err
 		}
-		ws, err := model.MaintenancesIn(c, a.o.Keys, schema.Scheduled, refs, w.start, w.end)
+		ws, err := views.MaintenancesIn(c, a.o.Keys, schema.Scheduled, refs, w.start, w.end)
 		if err != nil {
 			return nil, err
 		}
@@ -288,7 +290,7 @@ func reportBody(kind string, targets []reportTarget, reports []map[string]any) m
 }
 
 // statusReport is the status report of one check.
-func statusReport(s model.ReportStatus) map[string]any {
+func statusReport(s views.ReportStatus) map[string]any {
 	num := func(field string) any {
 		v, ok := s.Fields[field]
 		if !ok {
@@ -359,7 +361,7 @@ func ptr(n int64) *int64 { return &n }
 // window) into the runs of non-ok states: consecutive equal states merge, their summaries and
 // details joined with " / "; a run starting before w.start is clipped to it; a run still open
 // ends at w.end (nil without one).
-func outages(hist []model.StateRecord, w reportWindow) []outage {
+func outages(hist []views.StateRecord, w reportWindow) []outage {
 	type run struct {
 		state              string
 		start              int64
@@ -413,7 +415,7 @@ type maintenanceReport struct {
 	Summary   string `json:"summary"`
 }
 
-func maintenanceJSON(ws []model.MaintenanceWindow) []maintenanceReport {
+func maintenanceJSON(ws []checkstate.MaintenanceWindow) []maintenanceReport {
 	out := make([]maintenanceReport, len(ws))
 	for i, m := range ws {
 		out[i] = maintenanceReport{StartTime: m.Start, EndTime: m.Start + m.Duration, Duration: m.Duration, Summary: m.Summary}
@@ -426,7 +428,7 @@ func maintenanceJSON(ws []model.MaintenanceWindow) []maintenanceReport {
 // " [split finish]" after), one inside it is dropped and one overlapping an end of it is
 // trimmed. Open outages (no end) are left as they are and not counted. It totals the seconds
 // per state and, when the window has both ends, the percentages of it, with "ok" the rest.
-func downtime(outs []outage, maint []model.MaintenanceWindow, w reportWindow) map[string]any {
+func downtime(outs []outage, maint []checkstate.MaintenanceWindow, w reportWindow) map[string]any {
 	for _, m := range maint {
 		ms, me := m.Start, m.Start+m.Duration
 		var next []outage

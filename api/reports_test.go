@@ -9,6 +9,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -26,17 +27,17 @@ type seedWindow struct {
 	summary         string
 }
 
-// seedCheck writes a check's history through model's writers, as the executive does: each
+// seedCheck writes a check's history through checkstate's writers, as the executive does: each
 // state change, the check hash, the current indexes, the entity and the maintenance windows.
 func seedCheck(t *testing.T, db *testredis.DB, keys schema.Keys, entity, entityID, check string, states []seedState, windows []seedWindow) {
 	t.Helper()
 	var ops model.Ops
-	w := model.NewCheckWriter(keys, entity, check, &ops)
+	w := checkstate.NewCheckWriter(keys, entity, check, &ops)
 	w.CreateEntity(entityID)
-	var f model.CheckFacts
+	var f checkstate.CheckFacts
 	for _, s := range states {
 		w.StateChange(s.at, s.state, s.summary, s.details, 1)
-		w.ServiceUpdate(model.Update{Now: s.at, Summary: s.summary, Details: s.details, InitialFailureDelay: 30, RepeatFailureDelay: 60}, &f)
+		w.ServiceUpdate(checkstate.Update{Now: s.at, Summary: s.summary, Details: s.details, InitialFailureDelay: 30, RepeatFailureDelay: 60}, &f)
 		f.State, f.Summary, f.Details = s.state, s.summary, s.details
 	}
 	w.TouchIndexes(states[len(states)-1].at)

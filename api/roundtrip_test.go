@@ -13,7 +13,7 @@ import (
 )
 
 // An imported contacts file reads back through the JSON API as it was written: the importer
-// and the API share model's one implementation of a contact.
+// and the API share model/roster's one implementation of a contact.
 func TestImportedContactsReadBackThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	srv, db := apiServer(t, nil)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // ruleJSON is a notification rule as Flapjack 1.x's JSON API shows it (reference A.5).
@@ -44,7 +44,7 @@ func list(items []string) []string {
 	return items
 }
 
-func toRuleJSON(r model.Rule) ruleJSON {
+func toRuleJSON(r roster.Rule) ruleJSON {
 	tr := json.RawMessage(r.TimeRestrictions)
 	if !json.Valid(tr) {
 		tr = json.RawMessage("[]")
@@ -57,7 +57,7 @@ func toRuleJSON(r model.Rule) ruleJSON {
 }
 
 // setRuleField sets field of r from f (which holds it); problems are recorded in f.
-func setRuleField(r *model.Rule, f *fields, field string) {
+func setRuleField(r *roster.Rule, f *fields, field string) {
 	switch field {
 	case "tags":
 		r.Tags = f.strs(field)
@@ -100,22 +100,22 @@ func (a *jsonAPI) getRules(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	var rules []model.Rule
+	var rules []roster.Rule
 	err := a.conn(r, func(c redis.Conn) error {
 		var err error
 		if ids == nil {
-			if ids, err = model.RuleIDs(r.Context(), c, a.o.Keys); err != nil {
+			if ids, err = roster.RuleIDs(r.Context(), c, a.o.Keys); err != nil {
 				return err
 			}
 		}
-		rules, err = model.ReadRules(r.Context(), c, a.o.Keys, ids)
+		rules, err = roster.ReadRules(r.Context(), c, a.o.Keys, ids)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	if len(rules) == 0 && r.PathValue("ids") != "" {
-		return &model.NotFoundError{What: "notification rule", IDs: ids}
+		return &roster.NotFoundError{What: "notification rule", IDs: ids}
 	}
 	out := make([]ruleJSON, len(rules))
 	for i, rule := range rules {
@@ -131,7 +131,7 @@ func (a *jsonAPI) postRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rules := make([]model.Rule, len(items))
+	rules := make([]roster.Rule, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
 		f := newFields(index("notification_rules", i), item, append([]string{"id"}, ruleFieldNames...)...)
@@ -147,7 +147,7 @@ func (a *jsonAPI) postRules(w http.ResponseWriter, r *http.Request) error {
 	var ids []string
 	err = a.conn(r, func(c redis.Conn) error {
 		var err error
-		ids, err = model.CreateRules(r.Context(), c, a.o.Keys, contactID, rules)
+		ids, err = roster.CreateRules(r.Context(), c, a.o.Keys, contactID, rules)
 		return err
 	})
 	if err != nil {
@@ -166,7 +166,7 @@ func (a *jsonAPI) patchRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var changed model.Rule
+	var changed roster.Rule
 	var set []string
 	for _, op := range ops {
 		f := replaced(op)
@@ -177,7 +177,7 @@ func (a *jsonAPI) patchRules(w http.ResponseWriter, r *http.Request) error {
 		set = append(set, op.Field)
 	}
 	err = a.conn(r, func(c redis.Conn) error {
-		return model.UpdateRules(r.Context(), c, a.o.Keys, ids, func(rule *model.Rule) error {
+		return roster.UpdateRules(r.Context(), c, a.o.Keys, ids, func(rule *roster.Rule) error {
 			for _, field := range set {
 				copyRuleField(rule, changed, field)
 			}
@@ -192,7 +192,7 @@ func (a *jsonAPI) patchRules(w http.ResponseWriter, r *http.Request) error {
 }
 
 // copyRuleField copies field from src to dst.
-func copyRuleField(dst *model.Rule, src model.Rule, field string) {
+func copyRuleField(dst *roster.Rule, src roster.Rule, field string) {
 	switch field {
 	case "tags":
 		dst.Tags = src.Tags
@@ -224,7 +224,7 @@ func (a *jsonAPI) deleteRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return model.DeleteRules(r.Context(), c, a.o.Keys, ids) }); err != nil {
+	if err := a.conn(r, func(c redis.Conn) error { return roster.DeleteRules(r.Context(), c, a.o.Keys, ids) }); err != nil {
 		return err
 	}
 	noContent(w)

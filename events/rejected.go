@@ -9,7 +9,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/text"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -18,7 +18,7 @@ import (
 const keeperBuffer = 1000
 
 // Keeper keeps receivers' rejected inputs where the executive keeps the events it refuses
-// (model.RejectedRecord), expiring after ttl (executive.rejected_events_maxage). Keep never waits for Redis, so a receiver reading a pipe
+// (checkstate.RejectedRecord), expiring after ttl (executive.rejected_events_maxage). Keep never waits for Redis, so a receiver reading a pipe
 // is never held up by an outage; Run does the writing.
 type Keeper struct {
 	pool    Pool
@@ -26,16 +26,16 @@ type Keeper struct {
 	clock   clock.Clock
 	ttl     time.Duration
 	log     *zap.Logger
-	pending chan model.Rejected
+	pending chan checkstate.Rejected
 }
 
 // NewKeeper builds a Keeper; start its Run.
 func NewKeeper(pool Pool, keys schema.Keys, clk clock.Clock, ttl time.Duration, log *zap.Logger) *Keeper {
-	return &Keeper{pool: pool, keys: keys, clock: clk, ttl: ttl, log: log, pending: make(chan model.Rejected, keeperBuffer)}
+	return &Keeper{pool: pool, keys: keys, clock: clk, ttl: ttl, log: log, pending: make(chan checkstate.Rejected, keeperBuffer)}
 }
 
 // Keep queues r for writing; when keeperBuffer rejections already wait it is dropped and said.
-func (k *Keeper) Keep(r model.Rejected) {
+func (k *Keeper) Keep(r checkstate.Rejected) {
 	select {
 	case k.pending <- r:
 	default:
@@ -69,8 +69,8 @@ func (k *Keeper) Run(ctx context.Context) error {
 }
 
 // drain is first and whatever else is already queued.
-func (k *Keeper) drain(first model.Rejected) []model.Rejected {
-	batch := []model.Rejected{first}
+func (k *Keeper) drain(first checkstate.Rejected) []checkstate.Rejected {
+	batch := []checkstate.Rejected{first}
 	for len(batch) < maxPushArgs {
 		select {
 		case r := <-k.pending:
@@ -83,7 +83,7 @@ func (k *Keeper) drain(first model.Rejected) []model.Rejected {
 }
 
 // writeWithRetry writes batch, retrying while Redis is away until ctx ends.
-func (k *Keeper) writeWithRetry(ctx context.Context, batch []model.Rejected) {
+func (k *Keeper) writeWithRetry(ctx context.Context, batch []checkstate.Rejected) {
 	for attempt := 0; ; attempt++ {
 		err := k.Write(ctx, batch)
 		if err == nil || ctx.Err() != nil {
@@ -100,12 +100,12 @@ func (k *Keeper) writeWithRetry(ctx context.Context, batch []model.Rejected) {
 	}
 }
 
-// Write keeps batch now, in one atomic write (model.KeepRejected).
-func (k *Keeper) Write(ctx context.Context, batch []model.Rejected) error {
+// Write keeps batch now, in one atomic write (checkstate.KeepRejected).
+func (k *Keeper) Write(ctx context.Context, batch []checkstate.Rejected) error {
 	conn, err := k.pool.GetContext(ctx)
 	if err != nil {
 		return fmt.Errorf("keep rejected inputs: %w", err)
 	}
 	defer conn.Close()
-	return model.KeepRejected(ctx, conn, k.keys, batch, k.clock.Now(), k.ttl)
+	return checkstate.KeepRejected(ctx, conn, k.keys, batch, k.clock.Now(), k.ttl)
 }

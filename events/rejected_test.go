@@ -11,7 +11,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -30,10 +30,10 @@ func TestKeeperKeepsRejectionsBesideTheExecutives(t *testing.T) {
 	go func() { defer close(done); _ = k.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	k.Keep(model.Rejected{Source: "nagios", Input: "[SERVICEPERFDATA]\tbroken", Reasons: []string{"line 1: 3 fields, want 9"}})
+	k.Keep(checkstate.Rejected{Source: "nagios", Input: "[SERVICEPERFDATA]\tbroken", Reasons: []string{"line 1: 3 fields, want 9"}})
 	waitLen(t, db, keys.EventsRejected(at), 1)
 	srv.Kill()
-	k.Keep(model.Rejected{Source: "nsca", Input: "[1795575299] PROCESS_SERVICE_CHECK_RESULT;web-01;DISK;7;x", Reasons: []string{"return code 7"}})
+	k.Keep(checkstate.Rejected{Source: "nsca", Input: "[1795575299] PROCESS_SERVICE_CHECK_RESULT;web-01;DISK;7;x", Reasons: []string{"return code 7"}})
 	time.Sleep(100 * time.Millisecond) // the keeper meets the outage
 	srv.Restart(t)                     // an empty server: what was kept before the outage is gone with it
 	waitLen(t, db, keys.EventsRejected(at), 1)

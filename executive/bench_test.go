@@ -9,6 +9,7 @@ import (
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -78,14 +79,14 @@ func BenchmarkDecide(b *testing.B) {
 	const now = 1767607200
 	for _, c := range []struct {
 		name, raw string
-		facts     model.CheckFacts
+		facts     checkstate.CheckFacts
 	}{
 		{"ok-on-ok", `{"entity":"host-1.example.com","check":"HTTP","type":"service","state":"ok","summary":"all is well","time":1767607200}`,
-			model.CheckFacts{ID: "host-1.example.com:HTTP", Entity: "host-1.example.com", Check: "HTTP", State: "ok",
+			checkstate.CheckFacts{ID: "host-1.example.com:HTTP", Entity: "host-1.example.com", Check: "HTTP", State: "ok",
 				LastChange: now - 3600, Revision: 9, LastEventTime: now - 60, Summary: "all is well",
 				InitialFailureDelay: 30, RepeatFailureDelay: 60, HasInitialFailureDelay: true, HasRepeatFailureDelay: true}},
 		{"new-failure", `{"entity":"host-1.example.com","check":"HTTP","type":"service","state":"critical","summary":"HTTP 500","time":1767607200}`,
-			model.CheckFacts{ID: "host-1.example.com:HTTP", Entity: "host-1.example.com", Check: "HTTP", State: "ok",
+			checkstate.CheckFacts{ID: "host-1.example.com:HTTP", Entity: "host-1.example.com", Check: "HTTP", State: "ok",
 				LastChange: now - 3600, Revision: 9, LastEventTime: now - 60, Summary: "all is well", NotificationsRead: true,
 				InitialFailureDelay: 0, RepeatFailureDelay: 60, HasInitialFailureDelay: true, HasRepeatFailureDelay: true}},
 	} {
@@ -119,7 +120,7 @@ func BenchmarkFactsCache(b *testing.B) {
 		d := decision{hasAfter: true, after: factsAfter{state: schema.StateOK, revision: 2, summary: "all is well"}}
 		c.applied(&evs[i], &d, model.Applied, false)
 	}
-	var f model.CheckFacts
+	var f checkstate.CheckFacts
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -51,11 +52,11 @@ func seconds(d time.Duration) int64 { return int64(d / time.Second) }
 // from the processing list with the writes), seq its claim number (0 when unknown). view is the
 // caller's scratch space, overwritten: the filters take it by pointer, which would otherwise
 // cost every event a heap copy of its facts.
-func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now, seq int64, view *checkView) decision {
+func (d *decider) decide(ev *schema.Event, raw string, f *checkstate.CheckFacts, now, seq int64, view *checkView) decision {
 	out := decision{record: model.Record{Item: raw, Guards: []model.Guard{{Key: d.keys.Check(f.ID), Revision: f.Revision}}}}
 	ops := &out.record.Ops
-	w := model.NewCheckWriter(d.keys, ev.Entity, ev.Check, ops)
-	var written model.Update // the fields a service event writes in the check hash
+	w := checkstate.NewCheckWriter(d.keys, ev.Entity, ev.Check, ops)
+	var written checkstate.Update // the fields a service event writes in the check hash
 
 	if f.State == "" && f.EntityID == "" {
 		w.CreateEntity(schema.NewEntityID(ev.Entity))
@@ -95,7 +96,7 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 			w.StoreMaintenance(schema.Scheduled, now, dur, newCheckSummary, replacing)
 			// A window starting this second is replaced, not outlasted.
 			if replacing || view.scheduled.End < now+dur {
-				view.scheduled = model.Window{Start: now, End: now + dur}
+				view.scheduled = checkstate.Window{Start: now, End: now + dur}
 			}
 			skipFilters = ev.IsOK()
 		}
@@ -153,7 +154,7 @@ func (d *decider) decide(ev *schema.Event, raw string, f *model.CheckFacts, now,
 			summary: written.Summary, details: written.Details,
 			lastNotificationKind: f.LastNotificationKind, notifiedSeverity: f.NotifiedSeverity}, true
 		if stillFailing {
-			out.after.lastProblem = f.LastNotified[model.KindProblem]
+			out.after.lastProblem = f.LastNotified[checkstate.KindProblem]
 			out.after.lastNotified, out.after.lastNotifiedAt = lastNotification(f)
 		}
 	}
@@ -182,11 +183,11 @@ func storedOrDefault(v int64, has bool, def int64) int64 {
 	return v
 }
 
-func activeOnly(w model.Window, now int64) model.Window {
+func activeOnly(w checkstate.Window, now int64) checkstate.Window {
 	if w.Covers(now) {
 		return w
 	}
-	return model.Window{}
+	return checkstate.Window{}
 }
 
 // orderTime is the instant an event is ordered by: its own time, unless it claims to be further
@@ -201,7 +202,7 @@ func (d *decider) orderTime(ev *schema.Event, now int64) int64 {
 // isStale implements SPEC 4.11: a service event whose `time` is older than the newest `time`
 // applied to its check is ignored; same-second and time-less events are ordered by claim
 // sequence, so several executives agree with one.
-func (d *decider) isStale(ev *schema.Event, f *model.CheckFacts, now, seq int64) bool {
+func (d *decider) isStale(ev *schema.Event, f *checkstate.CheckFacts, now, seq int64) bool {
 	if ev.HasTime && f.LastEventTime > 0 {
 		t := d.orderTime(ev, now)
 		if t < f.LastEventTime {
@@ -230,7 +231,7 @@ func (d *decider) newCheckMaintenance(ev *schema.Event, checkTags []string) bool
 
 // recordService writes the check's new state and the always-written fields (reference §2.3),
 // and returns the latter.
-func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *checkView, w *model.CheckWriter, now, seq int64) model.Update {
+func (d *decider) recordService(ev *schema.Event, f *checkstate.CheckFacts, view *checkView, w *checkstate.CheckWriter, now, seq int64) checkstate.Update {
 	if ev.State != f.State {
 		w.StateChange(now, ev.State, ev.Summary, ev.Details, seq)
 		view.lastChange = now
@@ -253,7 +254,7 @@ func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *che
 			eventTime = t
 		}
 	}
-	u := model.Update{
+	u := checkstate.Update{
 		Now: now, Summary: ev.Summary, Details: ev.Details, Perfdata: ev.Perfdata,
 		InitialFailureDelay: view.initialDelay, RepeatFailureDelay: view.repeatDelay,
 		EventTime: eventTime, Sequence: max(seq, f.LastSequence), Stale: ev.Stale,
@@ -264,21 +265,21 @@ func (d *decider) recordService(ev *schema.Event, f *model.CheckFacts, view *che
 
 // applyIntents writes the unscheduled maintenance the filters asked for (reference §2.6). A new
 // acknowledgement ends the current one; in the second the current one started, it replaces it.
-func (d *decider) applyIntents(in *intents, view *checkView, w *model.CheckWriter, now int64) {
+func (d *decider) applyIntents(in *intents, view *checkView, w *checkstate.CheckWriter, now int64) {
 	current := view.unscheduled
 	if (in.endUnscheduled || in.startUnscheduled) && current.Covers(now) {
 		w.SetMaintenanceDuration(schema.Unscheduled, current.Start, now-current.Start)
-		view.unscheduled = model.Window{Start: current.Start, End: now}
+		view.unscheduled = checkstate.Window{Start: current.Start, End: now}
 	}
 	if in.startUnscheduled {
 		replacing := current.Start == now && current.End > 0
 		w.StoreMaintenance(schema.Unscheduled, now, in.ackDuration, in.ackSummary, replacing)
-		view.unscheduled = model.Window{Start: now, End: now + in.ackDuration}
+		view.unscheduled = checkstate.Window{Start: now, End: now + in.ackDuration}
 	}
 }
 
 // notify records and queues the notification (reference §2.8).
-func (d *decider) notify(ev *schema.Event, f *model.CheckFacts, view *checkView, in *intents, w *model.CheckWriter, now, seq int64) *schema.Notification {
+func (d *decider) notify(ev *schema.Event, f *checkstate.CheckFacts, view *checkView, in *intents, w *checkstate.CheckWriter, now, seq int64) *schema.Notification {
 	maxSeverity := f.MaxNotifiedSeverity()
 	n := &schema.Notification{
 		EventID:  f.ID,
@@ -323,19 +324,19 @@ func (d *decider) notify(ev *schema.Event, f *model.CheckFacts, view *checkView,
 
 // previousEntry is the state change before the current one once this event is recorded: the
 // second-newest history entry (reference §2.8 step 6).
-func previousEntry(ev *schema.Event, f *model.CheckFacts, now int64) (model.HistoryEntry, bool) {
+func previousEntry(ev *schema.Event, f *checkstate.CheckFacts, now int64) (checkstate.HistoryEntry, bool) {
 	h := f.History
 	changed := ev.IsService() && ev.State != f.State
 	if changed && (len(h) == 0 || h[0].Time != now) {
 		if len(h) > 0 {
 			return h[0], true
 		}
-		return model.HistoryEntry{}, false
+		return checkstate.HistoryEntry{}, false
 	}
 	if len(h) > 1 {
 		return h[1], true
 	}
-	return model.HistoryEntry{}, false
+	return checkstate.HistoryEntry{}, false
 }
 
 func notificationType(ev *schema.Event) string {

@@ -25,6 +25,7 @@ import (
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 	"github.com/flapjackgo/flapjack/staleness"
@@ -124,7 +125,7 @@ type Executive struct {
 	registry *queue.Registry
 	target   model.ApplyTarget
 	cache    *factsCache // nil when off
-	factsBuf []model.CheckFacts
+	factsBuf []checkstate.CheckFacts
 	// ahead is the batch claimed behind the last one's last part, processed next
 	ahead *parsedBatch
 	// readBack holds the sequence numbers of a failed batch's events and of the batch claimed
@@ -417,7 +418,7 @@ type roundState struct {
 // roundPart is events of one round applied in one call: the whole round, or a part of it.
 type roundPart struct {
 	events    []pendingEvent
-	facts     []model.CheckFacts
+	facts     []checkstate.CheckFacts
 	cached    []bool
 	decisions []decision
 	rejected  []model.Record
@@ -626,7 +627,7 @@ func (x *Executive) preparePart(p *roundPart, now time.Time, listLen, slotBase i
 		e, d := &p.events[i], &p.decisions[i]
 		if p.cached[i] && d.record.Guards != nil {
 			// the facts said "no maintenance windows" when cached: they still must not exist
-			g := model.NoWindowsGuards(x.keys, p.facts[i].ID)
+			g := checkstate.NoWindowsGuards(x.keys, p.facts[i].ID)
 			d.record.Guards = append(d.record.Guards, g[:]...)
 		}
 		d.record.Slot = e.slot - slotBase
@@ -726,7 +727,7 @@ func (x *Executive) rejectRecords(failures []parseFailure, now time.Time) []mode
 	for _, f := range failures {
 		reasons := schema.RejectReasons(f.err)
 		x.log.Warn("event rejected", zap.Strings("reasons", reasons), zap.String("event", text.Truncate(f.raw, 512)))
-		rec := model.RejectedRecord(x.keys, model.Rejected{Input: f.raw, Reasons: reasons}, now, x.cfg.RejectedMaxAge)
+		rec := checkstate.RejectedRecord(x.keys, checkstate.Rejected{Input: f.raw, Reasons: reasons}, now, x.cfg.RejectedMaxAge)
 		rec.Item, rec.Counter, rec.Slot = f.raw, "invalid", f.slot
 		rejected = append(rejected, rec)
 	}
@@ -751,10 +752,10 @@ func (x *Executive) archiveRecord(items []string, now time.Time) model.Record {
 // readFacts returns the facts to decide current with: from the cache for the results of checks
 // it holds (cached[i]), read from Redis for the rest, in one round trip (none when all were
 // cached).
-func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pendingEvent, now time.Time, useCache bool) (facts []model.CheckFacts, cached []bool, err error) {
+func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pendingEvent, now time.Time, useCache bool) (facts []checkstate.CheckFacts, cached []bool, err error) {
 	facts = x.factsBuffer(len(current))
 	cached = make([]bool, len(current))
-	reqs := make([]model.FactsRequest, 0, len(current))
+	reqs := make([]checkstate.FactsRequest, 0, len(current))
 	missed := make([]int, 0, len(current))
 	for i := range current {
 		ev := &current[i].event
@@ -768,7 +769,7 @@ func (x *Executive) readFacts(ctx context.Context, conn redis.Conn, current []pe
 	if len(reqs) == 0 {
 		return facts, cached, nil
 	}
-	read, err := model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
+	read, err := checkstate.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -794,11 +795,11 @@ func (x *Executive) decideAgainOnReads(ctx context.Context, conn redis.Conn, p *
 	if len(again) == 0 {
 		return nil
 	}
-	reqs := make([]model.FactsRequest, len(again))
+	reqs := make([]checkstate.FactsRequest, len(again))
 	for j, i := range again {
 		reqs[j] = factsRequest(&p.events[i].event)
 	}
-	read, err := model.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
+	read, err := checkstate.ReadFactsWithCheckTags(ctx, conn, x.keys, now, reqs)
 	if err != nil {
 		return err
 	}
@@ -813,21 +814,21 @@ func (x *Executive) decideAgainOnReads(ctx context.Context, conn redis.Conn, p *
 // factsBuffer returns room for n checks' facts, zeroed, reusing the previous batch's: an
 // Executive processes one batch at a time, and a batch is done with its facts once applied (a
 // batch's facts are a few hundred bytes per event, the largest allocation left).
-func (x *Executive) factsBuffer(n int) []model.CheckFacts {
+func (x *Executive) factsBuffer(n int) []checkstate.CheckFacts {
 	if cap(x.factsBuf) < n {
-		x.factsBuf = make([]model.CheckFacts, n)
+		x.factsBuf = make([]checkstate.CheckFacts, n)
 	}
 	buf := x.factsBuf[:n]
 	clear(buf)
 	return buf
 }
 
-func factsRequest(ev *schema.Event) model.FactsRequest {
-	mode := model.ModeEvent
+func factsRequest(ev *schema.Event) checkstate.FactsRequest {
+	mode := checkstate.ModeEvent
 	if ev.IsOK() {
-		mode = model.ModeEventOK
+		mode = checkstate.ModeEventOK
 	}
-	return model.FactsRequest{Entity: ev.Entity, Check: ev.Check, Mode: mode}
+	return checkstate.FactsRequest{Entity: ev.Entity, Check: ev.Check, Mode: mode}
 }
 
 // checkName keys a check without building its id string.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -75,7 +76,7 @@ type factsAfter struct {
 
 // orderValues are the values of last_notification_kind and notified_severity an entry can hold;
 // a check holding another (written by someone else) is not cached.
-var orderValues = []string{"", model.NoNotifiedSeverity, schema.StateCritical, schema.StateWarning,
+var orderValues = []string{"", checkstate.NoNotifiedSeverity, schema.StateCritical, schema.StateWarning,
 	schema.StateUnknown, schema.NotificationRecovery, schema.NotificationAcknowledgement}
 
 // conflictPause is how many batches the cache steps aside for once its entries conflicted.
@@ -129,7 +130,7 @@ func (c *factsCache) active() bool {
 // an ok check; for a failing one, a check failing alike. The summary and details are ev's own
 // when their hashes match the stored ones, else a value that differs from ev's, so the decision
 // writes them.
-func (c *factsCache) lookup(ev *schema.Event, f *model.CheckFacts) bool {
+func (c *factsCache) lookup(ev *schema.Event, f *checkstate.CheckFacts) bool {
 	if !ev.IsOK() && !ev.IsFailure() {
 		return false
 	}
@@ -144,7 +145,7 @@ func (c *factsCache) lookup(ev *schema.Event, f *model.CheckFacts) bool {
 			return false
 		}
 	}
-	*f = model.CheckFacts{
+	*f = checkstate.CheckFacts{
 		ID: schema.CheckID(ev.Entity, ev.Check), Entity: ev.Entity, Check: ev.Check,
 		State: ev.State, LastChange: e.lastChange, Revision: e.revision,
 		LastEventTime: e.lastEventTime, LastSequence: e.lastSequence,
@@ -158,8 +159,8 @@ func (c *factsCache) lookup(ev *schema.Event, f *model.CheckFacts) bool {
 		// lastNotification finds the same kind and time in these: by the recorded kind, or
 		// (none recorded) by the only time set
 		f.NotificationsRead = true
-		f.LastNotified[model.KindProblem] = times.lastProblem
-		if k, ok := model.KindIndex(orderValues[times.lastNotifiedKind]); ok {
+		f.LastNotified[checkstate.KindProblem] = times.lastProblem
+		if k, ok := checkstate.KindIndex(orderValues[times.lastNotifiedKind]); ok {
 			f.LastNotified[k] = times.lastNotified
 		}
 	}
@@ -169,7 +170,7 @@ func (c *factsCache) lookup(ev *schema.Event, f *model.CheckFacts) bool {
 // notifiesWithoutHistory reports whether d, taken on cached facts f, notifies: a failing
 // result's notification says the check's previous state from its history, which the cache does
 // not hold, so d must be taken again on a read.
-func notifiesWithoutHistory(d *decision, f *model.CheckFacts) bool {
+func notifiesWithoutHistory(d *decision, f *checkstate.CheckFacts) bool {
 	return d.verdict == VerdictNotified && f.State != schema.StateOK
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -236,11 +237,11 @@ func TestFactsCacheFailingEntries(t *testing.T) {
 		summary: "q down", lastNotificationKind: schema.StateCritical, notifiedSeverity: schema.StateCritical,
 		lastProblem: 130, lastNotified: schema.StateCritical, lastNotifiedAt: 130}}
 	c.applied(ev(schema.StateCritical), &d, model.Applied, false)
-	var f model.CheckFacts
+	var f checkstate.CheckFacts
 	if !c.lookup(ev(schema.StateCritical), &f) {
 		t.Fatal("a remembered failing check was not found for a result failing alike")
 	}
-	if f.State != schema.StateCritical || f.Revision != 8 || f.LastNotified[model.KindProblem] != 130 || f.Summary != "q down" {
+	if f.State != schema.StateCritical || f.Revision != 8 || f.LastNotified[checkstate.KindProblem] != 130 || f.Summary != "q down" {
 		t.Errorf("facts %+v", f)
 	}
 	if kind, at := lastNotification(&f); kind != schema.StateCritical || at != 130 {

@@ -3,21 +3,21 @@ package executive
 import (
 	"strconv"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
 // checkView is a check as the filters see it: the stored facts with this event's state update
 // applied (reference §2.3 runs before the filters).
 type checkView struct {
-	facts         model.CheckFacts
+	facts         checkstate.CheckFacts
 	previousState string // "" for action events and never-seen checks
 	state         string
 	lastChange    int64
 	initialDelay  int64
 	repeatDelay   int64
-	scheduled     model.Window // active scheduled maintenance (zero = none)
-	unscheduled   model.Window // latest unscheduled maintenance window (may have ended)
+	scheduled     checkstate.Window // active scheduled maintenance (zero = none)
+	unscheduled   checkstate.Window // latest unscheduled maintenance window (may have ended)
 }
 
 // intents are the maintenance writes filters ask for; the processor turns them into ops.
@@ -50,15 +50,15 @@ func pipeline(defaultAck int64) []Filter {
 // lastNotification is the most recent of the warning, critical, unknown, recovery and
 // acknowledgement notifications (reference §2.5: not problem, not test). The recorded order wins
 // over the whole-second timestamps, which cannot tell notifications of one second apart.
-func lastNotification(f *model.CheckFacts) (kind string, at int64) {
+func lastNotification(f *checkstate.CheckFacts) (kind string, at int64) {
 	if f.LastNotificationKind != "" {
-		if k, ok := model.KindIndex(f.LastNotificationKind); ok {
+		if k, ok := checkstate.KindIndex(f.LastNotificationKind); ok {
 			return f.LastNotificationKind, f.LastNotified[k]
 		}
 	}
-	for _, k := range []int{model.KindWarning, model.KindCritical, model.KindUnknown, model.KindRecovery, model.KindAcknowledgement} {
+	for _, k := range []int{checkstate.KindWarning, checkstate.KindCritical, checkstate.KindUnknown, checkstate.KindRecovery, checkstate.KindAcknowledgement} {
 		if t := f.LastNotified[k]; t > at {
-			kind, at = model.KindNames[k], t
+			kind, at = checkstate.KindNames[k], t
 		}
 	}
 	return kind, at
@@ -134,7 +134,7 @@ func (delaysFilter) Check(ev *schema.Event, c *checkView, now int64, _ *intents)
 		return true, "failing for " + strconv.FormatInt(now-c.lastChange, 10) + " s of the " +
 			strconv.FormatInt(c.initialDelay, 10) + " s initial_failure_delay"
 	}
-	lastProblem := c.facts.LastNotified[model.KindProblem]
+	lastProblem := c.facts.LastNotified[checkstate.KindProblem]
 	kind, _ := lastNotification(&c.facts)
 	if lastProblem > 0 && now-lastProblem < c.repeatDelay && kind == ev.State {
 		return true, ev.State + " was notified " + strconv.FormatInt(now-lastProblem, 10) + " s ago, within the " +
@@ -193,7 +193,7 @@ func notificationOrder(ev *schema.Event, previousMax string) (kind, severity str
 		}
 		return ev.State, severity
 	case ev.IsOK():
-		return schema.NotificationRecovery, model.NoNotifiedSeverity
+		return schema.NotificationRecovery, checkstate.NoNotifiedSeverity
 	case ev.IsAcknowledgement():
 		return schema.NotificationAcknowledgement, ""
 	}

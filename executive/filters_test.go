@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -17,8 +19,8 @@ func ev(typ, state string) *schema.Event {
 
 func svc(state string) *schema.Event { return ev(schema.TypeService, state) }
 
-func notified(kinds map[int]int64) model.CheckFacts {
-	var f model.CheckFacts
+func notified(kinds map[int]int64) checkstate.CheckFacts {
+	var f checkstate.CheckFacts
 	for k, t := range kinds {
 		f.LastNotified[k] = t
 	}
@@ -27,9 +29,9 @@ func notified(kinds map[int]int64) model.CheckFacts {
 
 func TestFilters(t *testing.T) {
 	t.Parallel()
-	um := model.Window{Start: now - 100, End: now + 100}
-	endedUM := model.Window{Start: now - 100, End: now - 1}
-	sm := model.Window{Start: now - 10, End: now + 10}
+	um := checkstate.Window{Start: now - 100, End: now + 100}
+	endedUM := checkstate.Window{Start: now - 100, End: now - 1}
+	sm := checkstate.Window{Start: now - 10, End: now + 10}
 	type intentCheck func(in intents) bool
 	noIntents := func(in intents) bool { return in == intents{} }
 	cases := []struct {
@@ -45,13 +47,13 @@ func TestFilters(t *testing.T) {
 		{"ok: ok->ok blocks", okFilter{}, svc("ok"), checkView{previousState: "ok"}, true, noIntents},
 		{"ok: never notified blocks", okFilter{}, svc("ok"), checkView{previousState: "critical"}, true, noIntents},
 		{"ok: last notification a recovery blocks", okFilter{}, svc("ok"),
-			checkView{previousState: "critical", facts: notified(map[int]int64{model.KindCritical: 10, model.KindRecovery: 20})}, true, noIntents},
+			checkView{previousState: "critical", facts: notified(map[int]int64{checkstate.KindCritical: 10, checkstate.KindRecovery: 20})}, true, noIntents},
 		{"ok: after a problem passes", okFilter{}, svc("ok"),
-			checkView{previousState: "critical", facts: notified(map[int]int64{model.KindCritical: 30, model.KindRecovery: 20})}, false, noIntents},
+			checkView{previousState: "critical", facts: notified(map[int]int64{checkstate.KindCritical: 30, checkstate.KindRecovery: 20})}, false, noIntents},
 		{"ok: after an acknowledgement passes", okFilter{}, svc("ok"),
-			checkView{previousState: "warning", facts: notified(map[int]int64{model.KindAcknowledgement: 30})}, false, noIntents},
+			checkView{previousState: "warning", facts: notified(map[int]int64{checkstate.KindAcknowledgement: 30})}, false, noIntents},
 		{"ok: problem kind alone does not count as notified", okFilter{}, svc("ok"),
-			checkView{previousState: "critical", facts: notified(map[int]int64{model.KindProblem: 30, model.KindTest: 40})}, true, noIntents},
+			checkView{previousState: "critical", facts: notified(map[int]int64{checkstate.KindProblem: 30, checkstate.KindTest: 40})}, true, noIntents},
 		{"ok: ends unscheduled maintenance even when blocking", okFilter{}, svc("ok"),
 			checkView{previousState: "ok", unscheduled: um}, true, func(in intents) bool { return in.endUnscheduled }},
 		{"ok: an ended window is left alone", okFilter{}, svc("ok"),
@@ -68,7 +70,7 @@ func TestFilters(t *testing.T) {
 		{"sm: ack of an ok check records nothing", scheduledMaintenanceFilter{defaultAck: 14400},
 			ev("action", "acknowledgement"), checkView{scheduled: sm, state: "ok"}, true, noIntents},
 		{"sm: window ending now is over", scheduledMaintenanceFilter{}, svc("critical"),
-			checkView{scheduled: model.Window{Start: now - 10, End: now}}, false, noIntents},
+			checkView{scheduled: checkstate.Window{Start: now - 10, End: now}}, false, noIntents},
 
 		// UnscheduledMaintenance filter
 		{"um: none passes", unscheduledMaintenanceFilter{}, svc("critical"), checkView{}, false, noIntents},
@@ -88,16 +90,16 @@ func TestFilters(t *testing.T) {
 			checkView{state: "critical", lastChange: now - 30, initialDelay: 30, repeatDelay: 60}, false, noIntents},
 		{"delays: same severity within repeat delay blocks", delaysFilter{}, svc("critical"),
 			checkView{state: "critical", lastChange: now - 100, initialDelay: 30, repeatDelay: 60,
-				facts: notified(map[int]int64{model.KindProblem: now - 59, model.KindCritical: now - 59})}, true, noIntents},
+				facts: notified(map[int]int64{checkstate.KindProblem: now - 59, checkstate.KindCritical: now - 59})}, true, noIntents},
 		{"delays: repeat delay reached passes", delaysFilter{}, svc("critical"),
 			checkView{state: "critical", lastChange: now - 100, initialDelay: 30, repeatDelay: 60,
-				facts: notified(map[int]int64{model.KindProblem: now - 60, model.KindCritical: now - 60})}, false, noIntents},
+				facts: notified(map[int]int64{checkstate.KindProblem: now - 60, checkstate.KindCritical: now - 60})}, false, noIntents},
 		{"delays: other severity within repeat delay passes", delaysFilter{}, svc("critical"),
 			checkView{state: "critical", lastChange: now - 100, initialDelay: 30, repeatDelay: 60,
-				facts: notified(map[int]int64{model.KindProblem: now - 10, model.KindWarning: now - 10})}, false, noIntents},
+				facts: notified(map[int]int64{checkstate.KindProblem: now - 10, checkstate.KindWarning: now - 10})}, false, noIntents},
 		{"delays: acknowledged since last problem passes", delaysFilter{}, svc("critical"),
 			checkView{state: "critical", lastChange: now - 100, initialDelay: 30, repeatDelay: 60,
-				facts: notified(map[int]int64{model.KindProblem: now - 10, model.KindCritical: now - 10, model.KindAcknowledgement: now - 5})}, false, noIntents},
+				facts: notified(map[int]int64{checkstate.KindProblem: now - 10, checkstate.KindCritical: now - 10, checkstate.KindAcknowledgement: now - 5})}, false, noIntents},
 
 		// Acknowledgement filter
 		{"ack: other events pass", acknowledgementFilter{defaultAck: 14400}, svc("critical"), checkView{state: "critical"}, false, noIntents},
@@ -156,7 +158,7 @@ func TestSeverity(t *testing.T) {
 
 func TestRecordedOrderWinsOverSameSecondTimestamps(t *testing.T) {
 	t.Parallel()
-	f := notified(map[int]int64{model.KindCritical: 10, model.KindRecovery: 10})
+	f := notified(map[int]int64{checkstate.KindCritical: 10, checkstate.KindRecovery: 10})
 	f.LastNotificationKind, f.NotifiedSeverity = "critical", "critical"
 	if kind, _ := lastNotification(&f); kind != "critical" || f.MaxNotifiedSeverity() != "critical" {
 		t.Fatalf("problem after a recovery in one second: last %s, max %s", kind, f.MaxNotifiedSeverity())
@@ -185,15 +187,15 @@ func TestRecordedOrderWinsOverSameSecondTimestamps(t *testing.T) {
 
 func TestMaxNotifiedSeverityIsPriorityNotRecency(t *testing.T) {
 	t.Parallel()
-	f := notified(map[int]int64{model.KindCritical: 10, model.KindWarning: 20})
+	f := notified(map[int]int64{checkstate.KindCritical: 10, checkstate.KindWarning: 20})
 	if got := f.MaxNotifiedSeverity(); got != "critical" {
 		t.Fatalf("got %s", got)
 	}
-	f = notified(map[int]int64{model.KindCritical: 10, model.KindWarning: 20, model.KindRecovery: 15})
+	f = notified(map[int]int64{checkstate.KindCritical: 10, checkstate.KindWarning: 20, checkstate.KindRecovery: 15})
 	if got := f.MaxNotifiedSeverity(); got != "warning" {
 		t.Fatalf("after a recovery only later severities count, got %s", got)
 	}
-	f = notified(map[int]int64{model.KindCritical: 10, model.KindRecovery: 15})
+	f = notified(map[int]int64{checkstate.KindCritical: 10, checkstate.KindRecovery: 15})
 	if got := f.MaxNotifiedSeverity(); got != "" {
 		t.Fatalf("got %s", got)
 	}
@@ -208,7 +210,7 @@ func TestNotificationTagsIncludeTheCheckTagsGivenThroughTheAPI(t *testing.T) {
 	conn := h.db.Conn(t)
 	defer conn.Close()
 	h.at(0).send(`{"entity":"web-01","check":"HTTP","type":"service","state":"ok"}`)
-	if err := model.TagChecks(context.Background(), conn, h.keys, []model.CheckRef{{Entity: "web-01", Check: "HTTP"}},
+	if err := roster.TagChecks(context.Background(), conn, h.keys, []model.CheckRef{{Entity: "web-01", Check: "HTTP"}},
 		[]string{"payments"}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -23,21 +23,21 @@ func batch(events ...string) sameSecond { return sameSecond{events: events} }
 
 func createSM(start, duration int64, summary string) sameSecond {
 	return sameSecond{admin: func(h *harness, conn redis.Conn) error {
-		return model.CreateScheduledMaintenance(conn, h.keys, "app-01.example.com", "HTTP",
+		return checkstate.CreateScheduledMaintenance(conn, h.keys, "app-01.example.com", "HTTP",
 			t0.Add(time.Duration(start)*time.Second), time.Duration(duration)*time.Second, summary, h.clk.Now())
 	}}
 }
 
 func endSM(start int64) sameSecond {
 	return sameSecond{admin: func(h *harness, conn redis.Conn) error {
-		return model.EndScheduledMaintenance(conn, h.keys, "app-01.example.com", "HTTP",
+		return checkstate.EndScheduledMaintenance(conn, h.keys, "app-01.example.com", "HTTP",
 			t0.Add(time.Duration(start)*time.Second), h.clk.Now())
 	}}
 }
 
 func endUM() sameSecond {
 	return sameSecond{admin: func(h *harness, conn redis.Conn) error {
-		return model.EndUnscheduledMaintenance(conn, h.keys, "app-01.example.com", "HTTP", h.clk.Now())
+		return checkstate.EndUnscheduledMaintenance(conn, h.keys, "app-01.example.com", "HTTP", h.clk.Now())
 	}}
 }
 
@@ -299,10 +299,10 @@ func (h *harness) wantCurrentKeysAgree() {
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		var active model.Window
+		var active checkstate.Window
 		latest := int64(-1)
 		for i := 0; i+1 < len(v); i += 2 {
-			w := model.Window{Start: v[i], End: v[i] + v[i+1]}
+			w := checkstate.Window{Start: v[i], End: v[i] + v[i+1]}
 			switch kind {
 			case schema.Unscheduled:
 				if w.Start <= now && w.Start > latest {

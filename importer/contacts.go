@@ -12,7 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -33,12 +33,12 @@ var (
 // contact is a well-formed contact record.
 type contact struct {
 	index int
-	data  model.ContactData
+	data  roster.ContactData
 }
 
 // Contacts imports a Flapjack 1.x contacts file (see the package comment for the format).
 //
-// The records are written by model.ReplaceContacts: it reads the current state (each
+// The records are written by roster.ReplaceContacts: it reads the current state (each
 // contact's rule ids, the owners of the rule ids it will write, its contact_tag memberships
 // through SCAN) under WATCH and writes everything in one atomic step, which it redoes on the
 // new state when another writer (the JSON API, another import) changed any of it in between.
@@ -77,21 +77,21 @@ func Contacts(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byt
 		return problems
 	}, &rep, bad)
 
-	contacts := make([]model.ContactData, len(valid))
+	contacts := make([]roster.ContactData, len(valid))
 	for i, c := range valid {
 		contacts[i] = c.data
 	}
 	// With bad records and no Partial nothing is written, but the others are still checked
 	// against Redis so that the report lists every problem.
-	res, err := model.ReplaceContacts(ctx, conn, keys, contacts,
-		model.ReplaceOptions{Partial: opts.Partial, DryRun: opts.DryRun || (len(bad) > 0 && !opts.Partial)})
+	res, err := roster.ReplaceContacts(ctx, conn, keys, contacts,
+		roster.ReplaceOptions{Partial: opts.Partial, DryRun: opts.DryRun || (len(bad) > 0 && !opts.Partial)})
 	if err != nil {
 		return Report{}, err
 	}
 	for _, p := range res.Problems {
 		c := valid[p.Index]
 		reason := p.Reason
-		if errors.Is(p.Err, model.ErrRuleTaken) {
+		if errors.Is(p.Err, roster.ErrRuleTaken) {
 			reason += ", which this file does not import"
 		}
 		rep.Problems = append(rep.Problems, Problem{Index: c.index, ID: c.data.ID, Field: p.Field, Reason: reason})
@@ -102,7 +102,7 @@ func Contacts(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byt
 	}
 	for _, c := range valid {
 		if !bad[c.index] {
-			rep.Notes = append(rep.Notes, model.ContactWarnings(c.data)...)
+			rep.Notes = append(rep.Notes, roster.ContactWarnings(c.data)...)
 		}
 	}
 	rep.Writes = res.Writes
@@ -117,13 +117,13 @@ func parseContact(index int, raw json.RawMessage) (*contact, []Problem) {
 	}
 	id := recordID(c, obj["id"])
 	c.id = id
-	rec := &contact{index: index, data: model.ContactData{ID: id}}
+	rec := &contact{index: index, data: roster.ContactData{ID: id}}
 	d := &rec.data
 	d.FirstName = c.str(obj["first_name"], "first_name")
 	d.LastName = c.str(obj["last_name"], "last_name")
 	d.Email = c.str(obj["email"], "email")
 	if d.Timezone = c.str(obj["timezone"], "timezone"); d.Timezone != "" {
-		c.check("timezone", model.TimezoneProblem(d.Timezone))
+		c.check("timezone", roster.TimezoneProblem(d.Timezone))
 	}
 	d.Tags = unique(c.strings(obj["tags"], "tags"))
 	d.Media = parseMedia(c, obj["media"], &d.Pagerduty)
@@ -147,14 +147,14 @@ func recordID(c *check, raw json.RawMessage) string {
 		return ""
 	case isNull(raw):
 		c.fail("id", "is required")
-	case !c.check("id", model.IDProblem(id)):
+	case !c.check("id", roster.IDProblem(id)):
 	default:
 		return id
 	}
 	return ""
 }
 
-func parseMedia(c *check, raw json.RawMessage, creds *model.PagerdutyCredentials) []model.Medium {
+func parseMedia(c *check, raw json.RawMessage, creds *roster.PagerdutyCredentials) []roster.Medium {
 	if isNull(raw) {
 		return nil
 	}
@@ -162,18 +162,18 @@ func parseMedia(c *check, raw json.RawMessage, creds *model.PagerdutyCredentials
 	if !ok {
 		return nil
 	}
-	var out []model.Medium
+	var out []roster.Medium
 	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		field := "media." + name
 		value := obj[name]
-		if !c.check(field, model.MediumNameProblem(name)) || isNull(value) {
+		if !c.check(field, roster.MediumNameProblem(name)) || isNull(value) {
 			continue
 		}
-		m := model.Medium{Name: name}
+		m := roster.Medium{Name: name}
 		switch first(value) {
 		case '"':
 			m.Address = c.str(value, field)
-			if reason := model.AddressProblem(m.Address); reason != "" {
+			if reason := roster.AddressProblem(m.Address); reason != "" {
 				c.fail(field, "address %s", reason)
 				continue
 			}
@@ -190,12 +190,12 @@ func parseMedia(c *check, raw json.RawMessage, creds *model.PagerdutyCredentials
 	return out
 }
 
-func parseMediumObject(c *check, field string, raw json.RawMessage, m *model.Medium, creds *model.PagerdutyCredentials) bool {
+func parseMediumObject(c *check, field string, raw json.RawMessage, m *roster.Medium, creds *roster.PagerdutyCredentials) bool {
 	before := len(c.problems)
 	obj, _ := c.object(raw, field)
 	known := mediumFields
 	addressField := "address"
-	if m.Name == model.PagerdutyMedium {
+	if m.Name == roster.PagerdutyMedium {
 		known = pagerdutyFields
 		addressField = "service_key"
 		switch key, addr := obj["service_key"], obj["address"]; {
@@ -209,11 +209,11 @@ func parseMediumObject(c *check, field string, raw json.RawMessage, m *model.Med
 		creds.Username = c.str(obj["username"], join(field, "username"))
 		creds.Password = c.str(obj["password"], join(field, "password"))
 		if !isNull(obj["rollup_threshold"]) {
-			c.check(join(field, "rollup_threshold"), model.RollupThresholdProblem(m.Name, 0))
+			c.check(join(field, "rollup_threshold"), roster.RollupThresholdProblem(m.Name, 0))
 		}
 	} else {
-		m.RollupThreshold = c.integer(obj["rollup_threshold"], join(field, "rollup_threshold"), model.MinRollupThreshold,
-			func(n int64) string { return model.RollupThresholdProblem(m.Name, n) })
+		m.RollupThreshold = c.integer(obj["rollup_threshold"], join(field, "rollup_threshold"), roster.MinRollupThreshold,
+			func(n int64) string { return roster.RollupThresholdProblem(m.Name, n) })
 	}
 	switch address := obj[addressField]; {
 	case isNull(address):
@@ -222,33 +222,33 @@ func parseMediumObject(c *check, field string, raw json.RawMessage, m *model.Med
 		c.fail(join(field, addressField), "must be a string")
 	default:
 		m.Address = c.str(address, join(field, addressField))
-		c.check(join(field, addressField), model.AddressProblem(m.Address))
+		c.check(join(field, addressField), roster.AddressProblem(m.Address))
 	}
-	m.Interval = c.integer(obj["interval"], join(field, "interval"), model.MinInterval, model.IntervalProblem)
+	m.Interval = c.integer(obj["interval"], join(field, "interval"), roster.MinInterval, roster.IntervalProblem)
 	c.unknown(obj, field, known)
 	return len(c.problems) == before
 }
 
 // parseRule reads the rule at field (the record itself when field is ""); a rule without an id
 // gets generatedRuleID(contactID, i).
-func parseRule(c *check, field, contactID string, i int, raw json.RawMessage) (model.Rule, bool) {
+func parseRule(c *check, field, contactID string, i int, raw json.RawMessage) (roster.Rule, bool) {
 	before := len(c.problems)
 	obj, ok := c.object(raw, field)
 	if !ok {
-		return model.Rule{}, false
+		return roster.Rule{}, false
 	}
-	r := model.Rule{ContactID: contactID}
+	r := roster.Rule{ContactID: contactID}
 	id, idOK := c.ident(obj["id"], join(field, "id"))
 	switch {
 	case !idOK:
-	case !isNull(obj["id"]) && !c.check(join(field, "id"), model.RuleIDProblem(id)):
+	case !isNull(obj["id"]) && !c.check(join(field, "id"), roster.RuleIDProblem(id)):
 	case id != "":
 		r.ID = id
 	default:
 		r.ID = generatedRuleID(contactID, i)
 	}
 	if owner, ok := c.ident(obj["contact_id"], join(field, "contact_id")); ok {
-		c.check(join(field, "contact_id"), model.RuleContactProblem(owner, contactID))
+		c.check(join(field, "contact_id"), roster.RuleContactProblem(owner, contactID))
 	}
 	r.Entities = c.strings(obj["entities"], join(field, "entities"))
 	r.RegexEntities = c.regexes(obj["regex_entities"], join(field, "regex_entities"))
@@ -264,7 +264,7 @@ func parseRule(c *check, field, contactID string, i int, raw json.RawMessage) (m
 	r.CriticalBlackhole = c.boolean(obj["critical_blackhole"], join(field, "critical_blackhole"))
 	c.unknown(obj, field, ruleFields)
 	if len(c.problems) > before {
-		return model.Rule{}, false
+		return roster.Rule{}, false
 	}
 	return r, true
 }
@@ -277,7 +277,7 @@ func mediaList(c *check, raw json.RawMessage, field string) []string {
 			c.fail(at(field, i), "must be a string")
 			return
 		}
-		if c.check(at(field, i), model.MediumNameProblem(s)) {
+		if c.check(at(field, i), roster.MediumNameProblem(s)) {
 			out = append(out, s)
 		}
 	})

@@ -8,7 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/humantime"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -30,17 +30,17 @@ import (
 //	                starting again from step 1 (default 30 minutes)
 //
 // The contacts must exist (import contacts first). A policy replaces the one stored under its
-// id; policies not in the file are left alone. Written by model.PutEscalationPolicies.
+// id; policies not in the file are left alone. Written by roster.PutEscalationPolicies.
 func Escalations(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byte, opts Options) (Report, error) {
 	raws, err := records(data, "escalation_policies")
 	if err != nil {
 		return Report{}, err
 	}
-	rep, _, err := importKeyed(raws, func(i int, raw json.RawMessage) (*keyed[model.EscalationPolicy], []Problem) {
+	rep, _, err := importKeyed(raws, func(i int, raw json.RawMessage) (*keyed[roster.EscalationPolicy], []Problem) {
 		p, problems := ParsePolicy(i, raw)
-		return &keyed[model.EscalationPolicy]{index: i, id: p.ID, value: p}, problems
-	}, func(policies []model.EscalationPolicy, o model.ReplaceOptions) (model.BulkResult, error) {
-		return model.PutEscalationPolicies(ctx, conn, keys, policies, o)
+		return &keyed[roster.EscalationPolicy]{index: i, id: p.ID, value: p}, problems
+	}, func(policies []roster.EscalationPolicy, o roster.ReplaceOptions) (roster.BulkResult, error) {
+		return roster.PutEscalationPolicies(ctx, conn, keys, policies, o)
 	}, opts)
 	return rep, err
 }
@@ -52,9 +52,9 @@ var policyFields = map[string]bool{"id": true, "name": true, "entities": true, "
 var stepFields = map[string]bool{"delay": true, "contacts": true, "media": true}
 
 // ParsePolicy reads one policy record (the JSON API's POST /escalation_policies reads its items
-// with it too) and checks its values with model.ValidateEscalationPolicy.
-func ParsePolicy(index int, raw json.RawMessage) (model.EscalationPolicy, []Problem) {
-	var p model.EscalationPolicy
+// with it too) and checks its values with roster.ValidateEscalationPolicy.
+func ParsePolicy(index int, raw json.RawMessage) (roster.EscalationPolicy, []Problem) {
+	var p roster.EscalationPolicy
 	c := &check{index: index}
 	obj, ok := c.object(raw, "")
 	if !ok {
@@ -89,15 +89,15 @@ func ParsePolicy(index int, raw json.RawMessage) (model.EscalationPolicy, []Prob
 		if isNull(so["delay"]) {
 			c.fail(field+".delay", "is required (\"0 minutes\" for at once)")
 		}
-		p.Steps = append(p.Steps, model.EscalationStep{Delay: c.duration(so["delay"], field+".delay"),
+		p.Steps = append(p.Steps, roster.EscalationStep{Delay: c.duration(so["delay"], field+".delay"),
 			Contacts: c.idents(so["contacts"], field+".contacts"), Media: c.strings(so["media"], field+".media")})
 	})
-	if err := model.ValidateEscalationPolicy(p); err != nil {
+	if err := roster.ValidateEscalationPolicy(p); err != nil {
 		reported := map[string]bool{}
 		for _, pr := range c.problems {
 			reported[pr.Field] = true
 		}
-		for _, f := range err.(*model.ValidationError).Errors {
+		for _, f := range err.(*roster.ValidationError).Errors {
 			if !reported[f.Field] { // a value that could not be read is reported once
 				c.fail(f.Field, "%s", f.Reason)
 			}

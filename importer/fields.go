@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // check collects the problems of one record while its fields are read.
@@ -22,7 +22,7 @@ func (c *check) fail(field, format string, args ...any) {
 	c.problems = append(c.problems, Problem{Index: c.index, ID: c.id, Field: field, Reason: fmt.Sprintf(format, args...)})
 }
 
-// check records reason (from package model's checks) as a problem of field unless it is "",
+// check records reason (from package roster's checks) as a problem of field unless it is "",
 // and reports whether the value was valid.
 func (c *check) check(field, reason string) bool {
 	if reason == "" {
@@ -144,7 +144,7 @@ func (c *check) strings(raw json.RawMessage, field string) []string {
 			c.fail(at(field, i), "must be a string")
 			return
 		}
-		if c.check(at(field, i), model.TagProblem(s)) {
+		if c.check(at(field, i), roster.TagProblem(s)) {
 			out = append(out, s)
 		}
 	})
@@ -183,7 +183,7 @@ func (c *check) boolean(raw json.RawMessage, field string) bool {
 	return false
 }
 
-// integer reads an optional integer; problem (from package model) judges its value, and a value
+// integer reads an optional integer; problem (from package roster) judges its value, and a value
 // that is not an integer is refused as "must be an integer of at least min". nil when absent or
 // refused.
 func (c *check) integer(raw json.RawMessage, field string, min int64, problem func(int64) string) *int64 {
@@ -210,20 +210,20 @@ func (c *check) regexes(raw json.RawMessage, field string) []string {
 			c.fail(at(field, i), "must be a string")
 			return
 		}
-		if c.check(at(field, i), model.PatternProblem(s)) {
+		if c.check(at(field, i), roster.PatternProblem(s)) {
 			out = append(out, s)
 		}
 	})
 	return out
 }
 
-// timeRestrictions reads a rule's time restrictions (their shape is checked by package model)
+// timeRestrictions reads a rule's time restrictions (their shape is checked by package roster)
 // as compact JSON, "[]" when there are none.
 func (c *check) timeRestrictions(raw json.RawMessage, field string) string {
 	if isNull(raw) {
 		return "[]"
 	}
-	compact, problems := model.TimeRestrictions(string(raw))
+	compact, problems := roster.TimeRestrictions(string(raw))
 	for _, p := range problems {
 		c.fail(field+p.Field, "%s", p.Reason)
 	}

@@ -1,6 +1,6 @@
 // Package importer loads Flapjack 1.x import files (`flapjack import contacts|entities|rules -f
 // FILE`) into the documented Redis layout (seeds/flapjack-data-structures.md: Contacts, Entity
-// and Check Contacts, Notification Rules), so that model.LoadContacts and model.ContactIDsFor
+// and Check Contacts, Notification Rules), so that roster.LoadContacts and roster.ContactIDsFor
 // read back exactly what the file says.
 //
 // # Files
@@ -53,8 +53,8 @@
 // 6.2 or later (SMISMEMBER, SCAN ... TYPE).
 //
 // This package reads files and reports on them. What a valid contact, medium or rule is, and
-// how one is written, belong to package model (ReplaceContacts, PutRules), which the JSON API
-// uses too; their writes are guarded against concurrent writers (see model.ReplaceContacts).
+// how one is written, belong to package model/roster (ReplaceContacts, PutRules), which the JSON API
+// uses too; their writes are guarded against concurrent writers (see roster.ReplaceContacts).
 package importer
 
 import (
@@ -70,6 +70,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // Options change how a file is imported.
@@ -230,7 +231,7 @@ type keyed[V any] struct {
 // ones written by put in one call (nothing when a record has a problem, unless Partial), and each
 // problem put finds traced back to its record. It returns the records written.
 func importKeyed[V any](raws []json.RawMessage, parse func(int, json.RawMessage) (*keyed[V], []Problem),
-	put func([]V, model.ReplaceOptions) (model.BulkResult, error), opts Options) (Report, []*keyed[V], error) {
+	put func([]V, roster.ReplaceOptions) (roster.BulkResult, error), opts Options) (Report, []*keyed[V], error) {
 	var rep Report
 	bad := map[int]bool{}
 	firstUse := map[string]int{}
@@ -245,14 +246,14 @@ func importKeyed[V any](raws []json.RawMessage, parse func(int, json.RawMessage)
 	for i, r := range valid {
 		values[i] = r.value
 	}
-	res, err := put(values, model.ReplaceOptions{Partial: opts.Partial, DryRun: opts.DryRun || (len(bad) > 0 && !opts.Partial)})
+	res, err := put(values, roster.ReplaceOptions{Partial: opts.Partial, DryRun: opts.DryRun || (len(bad) > 0 && !opts.Partial)})
 	if err != nil {
 		return Report{}, nil, err
 	}
 	for _, p := range res.Problems {
 		r := valid[p.Index]
 		reason := p.Reason
-		if errors.Is(p.Err, model.ErrNotFound) {
+		if errors.Is(p.Err, roster.ErrNotFound) {
 			reason += " (import contacts first)"
 		}
 		rep.Problems = append(rep.Problems, Problem{Index: r.index, ID: r.id, Field: p.Field, Reason: reason})

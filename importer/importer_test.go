@@ -15,7 +15,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -53,15 +53,15 @@ func (e *env) mustImport(fn importFunc, data []byte) Report {
 	return rep
 }
 
-func (e *env) contacts(ids ...string) map[string]model.Contact {
+func (e *env) contacts(ids ...string) map[string]roster.Contact {
 	e.t.Helper()
 	conn := e.db.Conn(e.t)
 	defer conn.Close()
-	cs, err := model.LoadContacts(conn, e.keys, ids)
+	cs, err := roster.LoadContacts(conn, e.keys, ids)
 	if err != nil {
 		e.t.Fatalf("load contacts: %v", err)
 	}
-	out := map[string]model.Contact{}
+	out := map[string]roster.Contact{}
 	for _, c := range cs {
 		out[c.ID] = normalize(c)
 	}
@@ -70,7 +70,7 @@ func (e *env) contacts(ids ...string) map[string]model.Contact {
 
 // normalize drops the notifier's runtime state and makes empty maps and slices nil, so
 // contacts compare with reflect.DeepEqual.
-func normalize(c model.Contact) model.Contact {
+func normalize(c roster.Contact) roster.Contact {
 	c.Revision, c.SuppressedUntil = 0, nil
 	if len(c.Media) == 0 {
 		c.Media = nil
@@ -114,11 +114,11 @@ func sameStrings(t *testing.T, what string, got, want []string) {
 	}
 }
 
-// exampleContacts is what examples/contacts.json says, as model.LoadContacts reads it.
-func exampleContacts() map[string]model.Contact {
+// exampleContacts is what examples/contacts.json says, as roster.LoadContacts reads it.
+func exampleContacts() map[string]roster.Contact {
 	const officeHours = `[{"start_time":"2013-02-01 09:00:00","end_time":"2013-02-01 17:00:00","rrules":[{"validations":{"day":[1,2,3,4,5]},"rule_type":"Weekly","interval":1,"week_start":0}],"exrules":[],"rtimes":[],"extimes":[]}]`
 	const weekdays = `[{"start_time":"2013-02-01 09:00:00","end_time":"2013-02-01 17:00:00","rrule":"RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR\nEXDATE:20131225T090000"}]`
-	return map[string]model.Contact{
+	return map[string]roster.Contact{
 		"ada": {
 			ID: "ada", FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com",
 			Media: map[string]string{
@@ -129,9 +129,9 @@ func exampleContacts() map[string]model.Contact {
 			Intervals:        map[string]int64{"jabber": 300},
 			RollupThresholds: map[string]int64{"jabber": 5},
 			Timezone:         "Europe/London",
-			Pagerduty: model.PagerdutyCredentials{Subdomain: "example", Token: "y_NbAkKc66ryYTWUXYEu",
+			Pagerduty: roster.PagerdutyCredentials{Subdomain: "example", Token: "y_NbAkKc66ryYTWUXYEu",
 				Username: "ada@example.com", Password: "correct-horse-battery-staple"},
-			Rules: []model.Rule{ // sorted by id, as LoadContacts returns them
+			Rules: []roster.Rule{ // sorted by id, as LoadContacts returns them
 				{
 					ID: "ada-databases", ContactID: "ada",
 					RegexEntities:    []string{`^db-\d+\.example\.com$`},
@@ -158,7 +158,7 @@ func exampleContacts() map[string]model.Contact {
 			Media:     map[string]string{"email": "alan@example.com", "sms": "+61412345678"},
 			Intervals: map[string]int64{"sms": 900},
 			Timezone:  "Australia/Sydney",
-			Rules: []model.Rule{
+			Rules: []roster.Rule{
 				{
 					ID: "alan-http-weekdays", ContactID: "alan",
 					Tags:             []string{"http"},
@@ -293,7 +293,7 @@ func TestExamplesRoundTrip(t *testing.T) {
 			{"staging-web-01.example.com", []string{"alan"}},
 			{"unknown.example.com", nil},
 		} {
-			got, err := model.ContactIDsFor(conn, e.keys, tc.entity, "HTTP")
+			got, err := roster.ContactIDsFor(conn, e.keys, tc.entity, "HTTP")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -50,7 +50,7 @@ func TestChangedEntities(t *testing.T) {
 		{"db-02.example.com", nil},
 		{"staging-web-01.example.com", []string{"grace"}},
 	} {
-		got, err := model.ContactIDsFor(conn, e.keys, tc.entity, "PING")
+		got, err := roster.ContactIDsFor(conn, e.keys, tc.entity, "PING")
 		if err != nil {
 			t.Fatal(err)
 		}

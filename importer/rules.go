@@ -6,7 +6,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -16,20 +16,20 @@ import (
 // first). Each rule replaces notification_rule:ID and joins contact_notification_rules:CID; the
 // contact's other rules are left alone, so a rules file adds and updates rules and never deletes
 // one. A rule id that belongs to another contact is a problem. Re-importing the same file leaves
-// Redis unchanged. The rules are written by model.PutRules.
+// Redis unchanged. The rules are written by roster.PutRules.
 func Rules(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byte, opts Options) (Report, error) {
 	raws, err := records(data, "notification_rules")
 	if err != nil {
 		return Report{}, err
 	}
-	rep, written, err := importKeyed(raws, parseRuleRecord, func(rules []model.Rule, o model.ReplaceOptions) (model.BulkResult, error) {
-		return model.PutRules(ctx, conn, keys, rules, o)
+	rep, written, err := importKeyed(raws, parseRuleRecord, func(rules []roster.Rule, o roster.ReplaceOptions) (roster.BulkResult, error) {
+		return roster.PutRules(ctx, conn, keys, rules, o)
 	}, opts)
 	if err != nil {
 		return rep, err
 	}
 	for _, r := range written {
-		rep.Notes = append(rep.Notes, model.RuleWarnings(r.value)...)
+		rep.Notes = append(rep.Notes, roster.RuleWarnings(r.value)...)
 	}
 	return rep, nil
 }
@@ -37,7 +37,7 @@ func Rules(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byte, 
 // parseRuleRecord reads one record of a rules file. Its id is required: a generated one would
 // depend on the record's position in this file, and could collide with the ids generated for
 // rules imported with their contact.
-func parseRuleRecord(index int, raw json.RawMessage) (*keyed[model.Rule], []Problem) {
+func parseRuleRecord(index int, raw json.RawMessage) (*keyed[roster.Rule], []Problem) {
 	c := &check{index: index}
 	obj, ok := c.object(raw, "")
 	if !ok {
@@ -55,5 +55,5 @@ func parseRuleRecord(index int, raw json.RawMessage) (*keyed[model.Rule], []Prob
 	if !ok {
 		return nil, c.problems
 	}
-	return &keyed[model.Rule]{index: index, id: r.ID, value: r}, nil
+	return &keyed[roster.Rule]{index: index, id: r.ID, value: r}, nil
 }

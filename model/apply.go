@@ -16,46 +16,47 @@ import (
 var (
 	//go:embed scripts/apply.lua
 	applySource string
-	applyScript = newScript(applySource)
+	applyScript = NewScript(applySource)
 )
 
-// script is a Lua script run by EVALSHA, loaded by the first EVAL after a NOSCRIPT, as redigo's
-// Script.Do does; but run takes the arguments with room left at their head, where Script.Do
+// Script is a Lua script run by EVALSHA, loaded by the first EVAL after a NOSCRIPT, as redigo's
+// Script.Do does; but Run takes the arguments with room left at their head, where Script.Do
 // copies each argument list of every batch to prepend the hash.
-type script struct {
+type Script struct {
 	*redis.Script
 	src, sha string
 }
 
-// scriptHead is the room run needs at the head of its arguments (hash, key count).
-const scriptHead = 2
+// ScriptHead is the room Run needs at the head of its arguments (hash, key count).
+const ScriptHead = 2
 
-func newScript(src string) script {
+// NewScript makes the script of Lua source src.
+func NewScript(src string) Script {
 	h := sha1.Sum([]byte(src))
-	return script{Script: redis.NewScript(0, src), src: src, sha: hex.EncodeToString(h[:])}
+	return Script{Script: redis.NewScript(0, src), src: src, sha: hex.EncodeToString(h[:])}
 }
 
 // argsPool recycles the argument lists of script calls: a batch's list holds a few thousand
 // values, and allocating it anew for every batch is a good part of the garbage per event.
 var argsPool sync.Pool
 
-// newArgs returns an empty argument list with room for size values, from argsPool when it has one.
-func newArgs(size int) []any {
+// NewArgs returns an empty argument list with room for size values, from argsPool when it has one.
+func NewArgs(size int) []any {
 	if p, ok := argsPool.Get().(*[]any); ok && cap(*p) >= size {
 		return (*p)[:0]
 	}
 	return make([]any, 0, size)
 }
 
-// recycle clears args (dropping what they reference) and keeps them for newArgs.
-func recycle(args []any) {
+// Recycle clears args (dropping what they reference) and keeps them for NewArgs.
+func Recycle(args []any) {
 	clear(args)
 	args = args[:0]
 	argsPool.Put(&args)
 }
 
-// run calls the script with args[scriptHead:]; it writes args[:scriptHead].
-func (s script) run(conn redis.Conn, args []any) (any, error) {
+// Run calls the script with args[ScriptHead:]; it writes args[:ScriptHead].
+func (s Script) Run(conn redis.Conn, args []any) (any, error) {
 	args[0], args[1] = s.sha, 0
 	reply, err := conn.Do("EVALSHA", args...)
 	if isNoScript(err) {
@@ -65,8 +66,8 @@ func (s script) run(conn redis.Conn, args []any) (any, error) {
 	return reply, err
 }
 
-// send writes the EVALSHA run makes without waiting for its reply.
-func (s script) send(conn redis.Conn, args []any) error {
+// send writes the EVALSHA Run makes without waiting for its reply.
+func (s Script) send(conn redis.Conn, args []any) error {
 	args[0], args[1] = s.sha, 0
 	if err := conn.Send("EVALSHA", args...); err != nil {
 		return err
@@ -255,7 +256,7 @@ func applyArgs(head int, t ApplyTarget, records []Record) []any {
 			shapes.add(r)
 		}
 	}
-	args := newArgs(size)[:head]
+	args := NewArgs(size)[:head]
 	args = append(args, t.Processing, t.Counters, t.InstanceCounters, t.PerMinute, t.PerMinuteTTL, len(records), t.ListLen)
 	args = appendListEnds(args, t.ListLen, records)
 	args = append(args, t.Indexes.touched())
@@ -459,7 +460,7 @@ func PrepareApply(t ApplyTarget, records []Record) *ApplyCall {
 	if t.ListLen > 0 && !slotsFill(records, t.ListLen) {
 		c.t.ListLen = 0
 	}
-	c.args = applyArgs(scriptHead, c.t, records)
+	c.args = applyArgs(ScriptHead, c.t, records)
 	return c
 }
 
@@ -486,7 +487,7 @@ func (c *ApplyCall) SendItems() {
 	}
 	c.release()
 	c.t.ListLen = 0
-	c.args = applyArgs(scriptHead, c.t, c.records)
+	c.args = applyArgs(ScriptHead, c.t, c.records)
 }
 
 // Do runs the call on conn and returns each record's status (see Apply). A call is run once.
@@ -494,11 +495,11 @@ func (c *ApplyCall) Do(conn redis.Conn) ([]Status, error) {
 	if len(c.records) == 0 {
 		return nil, nil
 	}
-	reply, err := applyScript.run(conn, c.args)
+	reply, err := applyScript.Run(conn, c.args)
 	c.release()
 	if listMoved(reply, c.t) {
 		c.SendItems()
-		reply, err = applyScript.run(conn, c.args)
+		reply, err = applyScript.Run(conn, c.args)
 		c.release()
 	}
 	return c.decode(reply, err)
@@ -541,13 +542,13 @@ func listMoved(reply any, t ApplyTarget) bool {
 // release hands the call's arguments back to argsPool.
 func (c *ApplyCall) release() {
 	if c.args != nil {
-		recycle(c.args)
+		Recycle(c.args)
 		c.args = nil
 	}
 }
 
 func (c *ApplyCall) decode(reply any, err error) ([]Status, error) {
-	statuses, err := decodeApply(reply, err)
+	statuses, err := DecodeApply(reply, err)
 	if err != nil {
 		return statuses, err
 	}
@@ -596,9 +597,16 @@ func slotsFill(records []Record, n int) bool {
 	return count == n
 }
 
-// decodeApply reads the apply script's reply: the statuses, and a *WriteError (with them)
+// SendApply queues the apply call writing records, without folding the guards' next revisions
+// into them or reading its reply: for a writer running it inside its own MULTI/EXEC, whose reply
+// it reads with DecodeApply.
+func SendApply(conn redis.Conn, t ApplyTarget, records []Record) error {
+	return applyScript.Send(conn, ApplyArgs(t, records)...)
+}
+
+// DecodeApply reads the apply script's reply: the statuses, and a *WriteError (with them)
 // when Redis refused some writes.
-func decodeApply(reply any, err error) ([]Status, error) {
+func DecodeApply(reply any, err error) ([]Status, error) {
 	parts, err := redis.Values(reply, err)
 	if err != nil {
 		return nil, fmt.Errorf("apply writes: %w", err)

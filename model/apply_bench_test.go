@@ -22,7 +22,7 @@ func BenchmarkApplyArgs(b *testing.B) {
 			r.Ops.HSet(r.Guards[0].Key, "last_update", int64(1767607200), "last_event_time", int64(1767607200),
 				"last_sequence", int64(1000+i), "revision", int64(10))
 		}
-		if args := applyArgs(scriptHead, t, records); len(args) < n*15 {
+		if args := applyArgs(ScriptHead, t, records); len(args) < n*15 {
 			b.Fatalf("%d arguments", len(args))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -93,7 +94,7 @@ func BenchmarkApply(b *testing.B) {
 					key := keys.Check(id)
 					r.Guards = []model.Guard{{Key: key, Revision: rev}}
 					if form.cached {
-						w := model.NoWindowsGuards(keys, id)
+						w := checkstate.NoWindowsGuards(keys, id)
 						r.Guards = append(r.Guards, w[:]...)
 						r.Ops.HSet(key, "last_update", rev, "last_sequence", rev*n+int64(i), "revision", rev+1)
 						t.Indexes.Touch(i, entity, check)
@@ -128,16 +129,16 @@ func BenchmarkApply(b *testing.B) {
 // alerting set (ModeAlerting; ModeRollup for comparison), reporting Redis commands and Redis CPU
 // per check.
 func BenchmarkReadFactsAlerting(b *testing.B) {
-	for _, mode := range []model.FactsMode{model.ModeAlerting, model.ModeRollup} {
+	for _, mode := range []checkstate.FactsMode{checkstate.ModeAlerting, checkstate.ModeRollup} {
 		b.Run(string(mode), func(b *testing.B) {
 			db := testredis.New(b)
 			conn := db.Conn(b)
 			keys := schema.NewKeys("")
 			now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
 			const n = 300
-			reqs := make([]model.FactsRequest, n)
+			reqs := make([]checkstate.FactsRequest, n)
 			for i := range reqs {
-				reqs[i] = model.FactsRequest{Entity: "probe.example.com", Check: fmt.Sprintf("probe-%d", i), Mode: mode}
+				reqs[i] = checkstate.FactsRequest{Entity: "probe.example.com", Check: fmt.Sprintf("probe-%d", i), Mode: mode}
 				id := schema.CheckID(reqs[i].Entity, reqs[i].Check)
 				db.Do(b, "HSET", keys.Check(id), "state", "critical", "last_change", now.Unix()-60, "summary", "down")
 				db.Do(b, "ZADD", keys.CurrentChecks(reqs[i].Entity), now.Unix(), reqs[i].Check)
@@ -151,7 +152,7 @@ func BenchmarkReadFactsAlerting(b *testing.B) {
 				b.StopTimer()
 				before, cpuBefore := redisCalls(b, db), redisCPU(b, db)
 				b.StartTimer()
-				facts, err := model.ReadFacts(conn, keys, now, reqs)
+				facts, err := checkstate.ReadFacts(conn, keys, now, reqs)
 				b.StopTimer()
 				calls += redisCalls(b, db) - before
 				cpu += redisCPU(b, db) - cpuBefore

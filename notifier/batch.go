@@ -6,6 +6,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -132,21 +133,21 @@ func (nt *Notifier) routeEach(conn redis.Conn, items []string, before Result) (R
 // readBatch parses every item and reads the routing of every notification in one call, in
 // which a contact interested in several of them is read once and shared (with one view of its
 // alert state). It returns the plans and each notification's routing at its index.
-func (nt *Notifier) readBatch(conn redis.Conn, items []string, now time.Time) ([]*plan, []model.Routing, error) {
+func (nt *Notifier) readBatch(conn redis.Conn, items []string, now time.Time) ([]*plan, []roster.Routing, error) {
 	plans := make([]*plan, len(items))
-	var reqs []model.RoutingRequest
+	var reqs []roster.RoutingRequest
 	for i, raw := range items {
 		plans[i] = nt.parse(raw, now)
 		if n := plans[i].notification; n != nil {
 			entity, check := n.EntityCheck()
-			reqs = append(reqs, model.RoutingRequest{Entity: entity, Check: check, Escalations: needsEscalations(n)})
+			reqs = append(reqs, roster.RoutingRequest{Entity: entity, Check: check, Escalations: needsEscalations(n)})
 		}
 	}
-	routings := make([]model.Routing, len(items))
+	routings := make([]roster.Routing, len(items))
 	if len(reqs) == 0 {
 		return plans, routings, nil
 	}
-	read, err := model.LoadRoutings(conn, nt.keys, reqs)
+	read, err := roster.LoadRoutings(conn, nt.keys, reqs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,13 +163,13 @@ func (nt *Notifier) readBatch(conn redis.Conn, items []string, now time.Time) ([
 
 // involvesLadders reports whether escalation ladders may concern a notification: routing it
 // reads the ladders and the contacts they alerted, which the batch's shared reads do not hold.
-func involvesLadders(n *schema.Notification, r model.Routing) bool {
+func involvesLadders(n *schema.Notification, r roster.Routing) bool {
 	return needsEscalations(n) && (len(r.EscalationPolicies) > 0 || len(r.CheckEscalations) > 0)
 }
 
 // rollsUp reports whether one of the contacts rolls up a medium: the notification reads the
 // medium's alerting set and throttle, which the notifications before it change.
-func rollsUp(r model.Routing) bool {
+func rollsUp(r roster.Routing) bool {
 	for i := range r.Contacts {
 		c := &r.Contacts[i]
 		for m := range c.RollupThresholds {
@@ -196,7 +197,7 @@ type batch struct {
 
 // flush routes a segment (plan indexes, in order) and applies it. After an error or a conflict
 // it does nothing more: the rest is left to fresh reads.
-func (b *batch) flush(segment []int, plans []*plan, routings []model.Routing) {
+func (b *batch) flush(segment []int, plans []*plan, routings []roster.Routing) {
 	if len(segment) == 0 || b.err != nil || b.fresh >= 0 {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -18,7 +19,7 @@ import (
 // writes into contact_alert_state it also makes of each contact's SuppressedUntil, so the next
 // notification of a batch sharing the contact's read sees it as a read after this one's writes
 // would (routeBatch).
-func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate, now time.Time) {
+func (nt *Notifier) decide(p *plan, contacts []roster.Contact, cands []*candidate, now time.Time) {
 	n := p.notification
 	ops := &p.record.Ops
 	touched := map[string]map[string]bool{} // contact -> state fields written now
@@ -86,7 +87,7 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 // resetIntervals ends the interval suppressions of a check on every medium of a contact when a
 // recovery or acknowledgement arrives (reference §3.7 step 4 does it only on the media the
 // recovery is sent to; we reset all, so the first problem after a recovery always goes out).
-func (nt *Notifier) resetIntervals(ops *model.Ops, c *model.Contact, n *schema.Notification, touched map[string]bool) {
+func (nt *Notifier) resetIntervals(ops *model.Ops, c *roster.Contact, n *schema.Notification, touched map[string]bool) {
 	state := nt.keys.ContactAlertState(c.ID)
 	for _, m := range slices.Sorted(maps.Keys(c.Media)) {
 		for _, s := range []string{schema.StateWarning, schema.StateCritical, schema.StateUnknown} {
@@ -113,7 +114,7 @@ func (nt *Notifier) writeInterval(ops *model.Ops, c *candidate, n *schema.Notifi
 }
 
 // suppressUntil notes in the contact's view a suppression this plan writes.
-func suppressUntil(c *model.Contact, field string, until int64) {
+func suppressUntil(c *roster.Contact, field string, until int64) {
 	if c.SuppressedUntil == nil {
 		c.SuppressedUntil = map[string]int64{}
 	}
@@ -161,7 +162,7 @@ func (nt *Notifier) keepsAlerting(p *plan, c *candidate) bool {
 // without rollup of a contact, whether or not the notification is sent there (rules may route
 // it elsewhere, blackhole it or be out of their time restrictions). A rollup medium's set is
 // left to rollup, whose next alert reports the check leaving it.
-func (nt *Notifier) stopAlerting(ops *model.Ops, c *model.Contact, n *schema.Notification) {
+func (nt *Notifier) stopAlerting(ops *model.Ops, c *roster.Contact, n *schema.Notification) {
 	for _, m := range slices.Sorted(maps.Keys(c.Media)) {
 		if !rollsOn(c, m) {
 			ops.ZRem(nt.keys.AlertingChecks(c.ID, m), n.EventID)
@@ -173,7 +174,7 @@ func (nt *Notifier) stopAlerting(ops *model.Ops, c *model.Contact, n *schema.Not
 // bounded by what is currently suppressed, together with the documented key written alongside:
 // by the wall clock its TTL may not have run out (always so in replay), and a documented key
 // without our end time would read as an operator's manual suppression.
-func (nt *Notifier) forgetExpired(ops *model.Ops, contacts []model.Contact, now time.Time, touched map[string]map[string]bool) {
+func (nt *Notifier) forgetExpired(ops *model.Ops, contacts []roster.Contact, now time.Time, touched map[string]map[string]bool) {
 	for i := range contacts {
 		c := &contacts[i]
 		var expired []any

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -20,9 +21,9 @@ import (
 
 // escalations is what routing one notification needs to know about the check's ladders.
 type escalations struct {
-	matched []model.EscalationPolicy // policies whose criteria match the check
-	ladders map[string]model.Ladder  // by policy id: the check's ladders, and one per matched policy
-	windows map[string]int64         // restart window by policy id, of every policy
+	matched []roster.EscalationPolicy // policies whose criteria match the check
+	ladders map[string]roster.Ladder  // by policy id: the check's ladders, and one per matched policy
+	windows map[string]int64          // restart window by policy id, of every policy
 }
 
 // needsEscalations: problems may start a ladder, recoveries and acknowledgements stop one.
@@ -33,13 +34,13 @@ func needsEscalations(n *schema.Notification) bool {
 // readEscalations reads the check's ladders (a round trip, when there are policies or ladders)
 // given what routing read: the policies and the check's ladder policies. nil for notifications
 // that neither start nor stop a ladder.
-func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, entity, check string, r model.Routing) (*escalations, error) {
+func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, entity, check string, r roster.Routing) (*escalations, error) {
 	raw, ids := r.EscalationPolicies, slices.Clone(r.CheckEscalations)
 	if !needsEscalations(n) || (len(raw) == 0 && len(ids) == 0) {
 		return nil, nil
 	}
 	policies := nt.policies.decode(raw, nt.log)
-	e := &escalations{ladders: map[string]model.Ladder{}, windows: map[string]int64{}}
+	e := &escalations{ladders: map[string]roster.Ladder{}, windows: map[string]int64{}}
 	for _, p := range policies {
 		e.windows[p.ID] = p.RestartWindow()
 		if nt.policyMatches(p, n, entity, check) {
@@ -53,7 +54,7 @@ func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, ent
 	for i, id := range ids {
 		refs[i] = [2]string{id, n.EventID}
 	}
-	ls, err := model.ReadLadders(conn, nt.keys, refs)
+	ls, err := roster.ReadLadders(conn, nt.keys, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -65,11 +66,11 @@ func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, ent
 
 // policyMatches applies a notification rule's criteria (the router's own matching) and the
 // policy's check names.
-func (nt *Notifier) policyMatches(p model.EscalationPolicy, n *schema.Notification, entity, check string) bool {
+func (nt *Notifier) policyMatches(p roster.EscalationPolicy, n *schema.Notification, entity, check string) bool {
 	if len(p.Checks) > 0 && !slices.Contains(p.Checks, check) {
 		return false
 	}
-	rule := model.Rule{ID: "escalation policy " + p.ID, Entities: p.Entities, RegexEntities: p.RegexEntities,
+	rule := roster.Rule{ID: "escalation policy " + p.ID, Entities: p.Entities, RegexEntities: p.RegexEntities,
 		Tags: p.Tags, RegexTags: p.RegexTags}
 	ok, _, problem := nt.router.matches(&rule, n, entity)
 	if problem != "" {
@@ -80,8 +81,8 @@ func (nt *Notifier) policyMatches(p model.EscalationPolicy, n *schema.Notificati
 
 // telling lists the ladders whose alerted contacts hear of this recovery or acknowledgement: those
 // in progress, and those a tick stopped (it saw the check handled) before this notification came.
-func (e *escalations) telling() []model.Ladder {
-	var out []model.Ladder
+func (e *escalations) telling() []roster.Ladder {
+	var out []roster.Ladder
 	for _, id := range sortedKeys(e.ladders) {
 		l := e.ladders[id]
 		if l.Exists && !l.Told && len(l.Alerted) > 0 || l.Active() {
@@ -93,7 +94,7 @@ func (e *escalations) telling() []model.Ladder {
 
 // withAlerted adds to a recovery's or acknowledgement's contacts those the check's ladders
 // alerted: they are told as recoveries tell, through their own rules.
-func (nt *Notifier) withAlerted(conn redis.Conn, contacts []model.Contact, e *escalations) ([]model.Contact, error) {
+func (nt *Notifier) withAlerted(conn redis.Conn, contacts []roster.Contact, e *escalations) ([]roster.Contact, error) {
 	have := map[string]bool{}
 	for _, c := range contacts {
 		have[c.ID] = true
@@ -110,7 +111,7 @@ func (nt *Notifier) withAlerted(conn redis.Conn, contacts []model.Contact, e *es
 	if len(extra) == 0 {
 		return contacts, nil
 	}
-	more, err := model.LoadContacts(conn, nt.keys, extra)
+	more, err := roster.LoadContacts(conn, nt.keys, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -124,9 +125,9 @@ func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
 	}
 	n := p.notification
 	if isRecoveryOrAck(n) {
-		reason := model.StopRecovered
+		reason := roster.StopRecovered
 		if n.Type == schema.NotificationAcknowledgement {
-			reason = model.StopAcknowledged
+			reason = roster.StopAcknowledged
 		}
 		for _, l := range e.telling() {
 			if l.Active() {
@@ -151,7 +152,7 @@ func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
 		switch {
 		case !l.Exists || (!l.Active() && now.Unix()-l.StoppedAt > pol.RestartWindow()):
 			rev := l.Revision
-			l = model.Ladder{PolicyID: pol.ID, CheckID: n.EventID, Exists: true, Revision: rev,
+			l = roster.Ladder{PolicyID: pol.ID, CheckID: n.EventID, Exists: true, Revision: rev,
 				StartedAt: now.Unix(), NextDue: now.Unix() + pol.Steps[0].Delay}
 			p.escStarted++
 			p.escalationNotes = append(p.escalationNotes, "escalation "+pol.ID+" started: step 1 due at "+
@@ -172,7 +173,7 @@ func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
 
 // nextDue is when the step after those fired is due, counted from the first problem alert
 // (repeats of the last step every Repeat seconds after it); 0 when nothing more is due.
-func nextDue(pol model.EscalationPolicy, l model.Ladder) int64 {
+func nextDue(pol roster.EscalationPolicy, l roster.Ladder) int64 {
 	if l.Fired < len(pol.Steps) {
 		return l.StartedAt + pol.Steps[l.Fired].Delay
 	}
@@ -184,17 +185,17 @@ func nextDue(pol model.EscalationPolicy, l model.Ladder) int64 {
 
 // writeLadder writes l whole, guarded by the revision read, and files it in the due set: by its
 // next step while in progress, not at all once stopped.
-func (nt *Notifier) writeLadder(p *plan, l model.Ladder, inProgress bool) {
-	nt.writeLadderFields(p, l, inProgress, model.LadderFields)
+func (nt *Notifier) writeLadder(p *plan, l roster.Ladder, inProgress bool) {
+	nt.writeLadderFields(p, l, inProgress, roster.LadderFields)
 	p.record.Ops.SAdd(nt.keys.CheckEscalations(l.CheckID), l.PolicyID)
 }
 
 // moveLadder is writeLadder for a tick: only the fields that moved from prev, the ladder read.
-func (nt *Notifier) moveLadder(p *plan, prev, l model.Ladder, inProgress bool) {
-	nt.writeLadderFields(p, l, inProgress, func(next model.Ladder) []any { return model.LadderChanges(prev, next) })
+func (nt *Notifier) moveLadder(p *plan, prev, l roster.Ladder, inProgress bool) {
+	nt.writeLadderFields(p, l, inProgress, func(next roster.Ladder) []any { return roster.LadderChanges(prev, next) })
 }
 
-func (nt *Notifier) writeLadderFields(p *plan, l model.Ladder, inProgress bool, fields func(model.Ladder) []any) {
+func (nt *Notifier) writeLadderFields(p *plan, l roster.Ladder, inProgress bool, fields func(roster.Ladder) []any) {
 	ops := &p.record.Ops
 	key := nt.keys.EscalationLadder(l.PolicyID, l.CheckID)
 	p.record.Guards = append(p.record.Guards, model.Guard{Key: key, Revision: l.Revision})
@@ -202,7 +203,7 @@ func (nt *Notifier) writeLadderFields(p *plan, l model.Ladder, inProgress bool, 
 	ops.HSet(key, fields(l)...)
 	member := schema.EscalationMember(l.PolicyID, l.CheckID)
 	if inProgress && l.Active() {
-		ops.ZAdd(nt.keys.EscalationsDue(), model.DueScore(l), member)
+		ops.ZAdd(nt.keys.EscalationsDue(), roster.DueScore(l), member)
 	} else {
 		ops.ZRem(nt.keys.EscalationsDue(), member)
 	}
@@ -211,7 +212,7 @@ func (nt *Notifier) writeLadderFields(p *plan, l model.Ladder, inProgress bool, 
 // indexStopped files a stopped ladder in escalations_stopped by when retention may forget it:
 // its stop plus the policy's restart window; at once when the policy is gone (window 0), as
 // nothing can resume it.
-func (nt *Notifier) indexStopped(p *plan, l model.Ladder, window int64) {
+func (nt *Notifier) indexStopped(p *plan, l roster.Ladder, window int64) {
 	p.record.Ops.ZAdd(nt.keys.EscalationsStopped(), l.StoppedAt+window, schema.EscalationMember(l.PolicyID, l.CheckID))
 }
 
@@ -220,24 +221,24 @@ func (nt *Notifier) indexStopped(p *plan, l model.Ladder, window int64) {
 type policyCache struct {
 	mu     sync.Mutex
 	byID   map[string]cachedPolicy
-	sorted []model.EscalationPolicy
+	sorted []roster.EscalationPolicy
 	dirty  bool
 }
 
 type cachedPolicy struct {
 	raw    string
-	policy model.EscalationPolicy
+	policy roster.EscalationPolicy
 	ok     bool
 }
 
 // one decodes a single policy read by id (a tick reads only the policies of its ladders).
-func (c *policyCache) one(id, raw string, log *zap.Logger) (model.EscalationPolicy, bool) {
+func (c *policyCache) one(id, raw string, log *zap.Logger) (roster.EscalationPolicy, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.byID[id]; ok && old.raw == raw {
 		return old.policy, old.ok
 	}
-	ps, problems := model.DecodeEscalationPolicies(map[string]string{id: raw})
+	ps, problems := roster.DecodeEscalationPolicies(map[string]string{id: raw})
 	for _, p := range problems {
 		log.Error("escalation policy skipped", zap.Error(p))
 	}
@@ -255,7 +256,7 @@ func (c *policyCache) one(id, raw string, log *zap.Logger) (model.EscalationPoli
 
 // decode returns the policies of the escalation_policies hash, sorted by id; a value that
 // cannot be read is logged (once per change) and left out.
-func (c *policyCache) decode(raw map[string]string, log *zap.Logger) []model.EscalationPolicy {
+func (c *policyCache) decode(raw map[string]string, log *zap.Logger) []roster.EscalationPolicy {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	changed := c.dirty || len(raw) != len(c.byID)
@@ -267,7 +268,7 @@ func (c *policyCache) decode(raw map[string]string, log *zap.Logger) []model.Esc
 			continue
 		}
 		changed = true
-		ps, problems := model.DecodeEscalationPolicies(map[string]string{id: v})
+		ps, problems := roster.DecodeEscalationPolicies(map[string]string{id: v})
 		for _, p := range problems {
 			log.Error("escalation policy skipped", zap.Error(p))
 		}

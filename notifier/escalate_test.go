@@ -17,6 +17,8 @@ import (
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/retention"
 	"github.com/flapjackgo/flapjack/schema"
@@ -45,10 +47,10 @@ func newEscalationWorld(t *testing.T) *escalationWorld {
 	}
 	conn := w.db.Conn(t)
 	defer conn.Close()
-	res, err := model.PutEscalationPolicies(context.Background(), conn, w.keys, []model.EscalationPolicy{{
+	res, err := roster.PutEscalationPolicies(context.Background(), conn, w.keys, []roster.EscalationPolicy{{
 		ID: "oncall", RegexEntities: []string{"^web-"},
-		Steps: []model.EscalationStep{{Delay: 0, Contacts: []string{"ada"}}, {Delay: 900, Contacts: []string{"bob"}}},
-	}}, model.ReplaceOptions{})
+		Steps: []roster.EscalationStep{{Delay: 0, Contacts: []string{"ada"}}, {Delay: 900, Contacts: []string{"bob"}}},
+	}}, roster.ReplaceOptions{})
 	if err != nil || len(res.Problems) > 0 {
 		t.Fatalf("put policy: %v %v", err, res.Problems)
 	}
@@ -149,7 +151,7 @@ func TestEscalationStepsFireOnceThroughACrashAndConcurrentNotifiers(t *testing.T
 	w.route(a)
 	conn := w.db.Conn(t)
 	defer conn.Close()
-	due, err := model.EscalationsDueAt(conn, w.keys, w.clk.Now().Unix(), 1000)
+	due, err := roster.EscalationsDueAt(conn, w.keys, w.clk.Now().Unix(), 1000)
 	if err != nil || len(due) != escalationChecks {
 		t.Fatalf("%d ladders due (%v), want %d", len(due), err, escalationChecks)
 	}
@@ -247,18 +249,18 @@ func TestTheTickStopsLaddersOfDisabledAndMaintainedChecks(t *testing.T) {
 	defer conn.Close()
 	w.db.Do(t, "ZREM", w.keys.CurrentChecks("web-1"), "HTTP")
 	now := w.clk.Now()
-	if err := model.CreateScheduledMaintenance(conn, w.keys, "web-2", "HTTP", now.Add(-time.Minute), time.Hour, "deploy", now); err != nil {
+	if err := checkstate.CreateScheduledMaintenance(conn, w.keys, "web-2", "HTTP", now.Add(-time.Minute), time.Hour, "deploy", now); err != nil {
 		t.Fatal(err)
 	}
-	if err := model.CreateScheduledMaintenance(conn, w.keys, "web-3", "HTTP", now.Add(-2*time.Hour), time.Hour, "old", now); err != nil {
+	if err := checkstate.CreateScheduledMaintenance(conn, w.keys, "web-3", "HTTP", now.Add(-2*time.Hour), time.Hour, "old", now); err != nil {
 		t.Fatal(err)
 	}
 	res, err := a.Escalate(ctx)
 	if err != nil || len(res.Alerts) != escalationChecks-2 {
 		t.Fatalf("fired %d alerts (%v), want %d", len(res.Alerts), err, escalationChecks-2)
 	}
-	for check, want := range map[string]string{"web-1:HTTP": model.StopDisabled, "web-2:HTTP": model.StopMaintenance, "web-3:HTTP": ""} {
-		ls, err := model.LaddersOf(conn, w.keys, check)
+	for check, want := range map[string]string{"web-1:HTTP": roster.StopDisabled, "web-2:HTTP": roster.StopMaintenance, "web-3:HTTP": ""} {
+		ls, err := roster.LaddersOf(conn, w.keys, check)
 		if err != nil || len(ls) != 1 {
 			t.Fatalf("%s: ladders %v (%v)", check, ls, err)
 		}
@@ -282,11 +284,11 @@ func TestOnePagePerContactMediumAndCheckPerTick(t *testing.T) {
 	conn := w.db.Conn(t)
 	defer conn.Close()
 	w.db.Do(t, "SADD", w.keys.AllContacts(), "carol")
-	res, err := model.PutEscalationPolicies(ctx, conn, w.keys, []model.EscalationPolicy{
-		{ID: "leads", RegexEntities: []string{"^web-"}, Steps: []model.EscalationStep{{Delay: 900, Contacts: []string{"bob"}}}},
-		{ID: "zzz", RegexEntities: []string{"^web-"}, Steps: []model.EscalationStep{{Delay: 0, Contacts: []string{"carol"}},
+	res, err := roster.PutEscalationPolicies(ctx, conn, w.keys, []roster.EscalationPolicy{
+		{ID: "leads", RegexEntities: []string{"^web-"}, Steps: []roster.EscalationStep{{Delay: 900, Contacts: []string{"bob"}}}},
+		{ID: "zzz", RegexEntities: []string{"^web-"}, Steps: []roster.EscalationStep{{Delay: 0, Contacts: []string{"carol"}},
 			{Delay: 900, Contacts: []string{"bob"}}}},
-	}, model.ReplaceOptions{})
+	}, roster.ReplaceOptions{})
 	if err != nil || len(res.Problems) > 0 {
 		t.Fatalf("put policies: %v %v", err, res.Problems)
 	}
@@ -316,7 +318,7 @@ func TestOnePagePerContactMediumAndCheckPerTick(t *testing.T) {
 		}
 	}
 	for id, fired := range map[string]int{"leads": 1, "zzz": 2} {
-		ls, err := model.ReadLadders(conn, w.keys, [][2]string{{id, "web-0:HTTP"}})
+		ls, err := roster.ReadLadders(conn, w.keys, [][2]string{{id, "web-0:HTTP"}})
 		if err != nil || ls[0].Fired != fired {
 			t.Errorf("%s ladder of web-0 did not move on: %+v (%v)", id, ls, err)
 		}
@@ -376,12 +378,12 @@ func TestRetentionForgetsLaddersTheNotifierStopped(t *testing.T) {
 	if st := sweep(); st.Ladders != 0 {
 		t.Fatalf("a sweep within the restart window forgot %d ladders", st.Ladders)
 	}
-	w.clk.Set(w.start.Add(5*time.Minute + time.Duration(model.DefaultRestartAfter+1)*time.Second))
+	w.clk.Set(w.start.Add(5*time.Minute + time.Duration(roster.DefaultRestartAfter+1)*time.Second))
 	if st := sweep(); st.Ladders != 1 {
 		t.Errorf("the sweep forgot %d ladders, want web-0's", st.Ladders)
 	}
 	for check, want := range map[string]bool{"web-0:HTTP": false, "web-1:HTTP": true, "web-2:HTTP": true} {
-		ls, err := model.LaddersOf(w.db.Conn(t), w.keys, check)
+		ls, err := roster.LaddersOf(w.db.Conn(t), w.keys, check)
 		if err != nil {
 			t.Fatal(err)
 		}

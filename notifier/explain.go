@@ -12,9 +12,10 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"go.uber.org/zap"
 
-	"github.com/flapjackgo/flapjack/model"
-	"github.com/flapjackgo/flapjack/notifier/timerestriction"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/timerestriction"
 )
 
 // intervalReason says why an interval holds a medium back.
@@ -27,7 +28,7 @@ func intervalReason(c *candidate, n *schema.Notification) string {
 }
 
 // explain describes, per contact, what routing made of the notification.
-func (p *plan) explain(contacts []model.Contact) []schema.ExplainContact {
+func (p *plan) explain(contacts []roster.Contact) []schema.ExplainContact {
 	out := make([]schema.ExplainContact, 0, len(contacts))
 	for i := range contacts {
 		c := &contacts[i]
@@ -64,7 +65,7 @@ func (p *plan) explain(contacts []model.Contact) []schema.ExplainContact {
 }
 
 // recordExplain adds the routing decision to the check's explain list, in the same atomic write.
-func (nt *Notifier) recordExplain(p *plan, contacts []model.Contact, now time.Time) {
+func (nt *Notifier) recordExplain(p *plan, contacts []roster.Contact, now time.Time) {
 	if nt.cfg.ExplainEntries <= 0 || p.notification == nil {
 		return
 	}
@@ -118,7 +119,7 @@ func TestRules(conn redis.Conn, keys schema.Keys, cfg Config, q RulesQuery) (Rul
 	}
 	nt := &Notifier{keys: keys, cfg: cfg, log: zap.NewNop(), m: NewMetrics(nil),
 		router: newRouter(timerestriction.NewCache(64)), zones: newZoneCache(cfg.DefaultTimezone)}
-	contacts, err := model.LoadContacts(conn, keys, []string{q.Contact})
+	contacts, err := roster.LoadContacts(conn, keys, []string{q.Contact})
 	if err != nil {
 		return RulesAnswer{}, err
 	}
@@ -168,7 +169,7 @@ func inheritedSeverity(conn redis.Conn, keys schema.Keys, q RulesQuery) (severit
 	default:
 		return "", "", fmt.Errorf("severity %q: use critical, warning, unknown or ok", q.Severity)
 	}
-	facts, err := model.ReadFacts(conn, keys, q.Time, []model.FactsRequest{{Entity: q.Entity, Check: q.Check, Mode: model.ModeEvent}})
+	facts, err := checkstate.ReadFacts(conn, keys, q.Time, []checkstate.FactsRequest{{Entity: q.Entity, Check: q.Check, Mode: checkstate.ModeEvent}})
 	if err != nil {
 		return "", "", fmt.Errorf("read the notifications of %s:%s: %w", q.Entity, q.Check, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/views"
 )
 
 // trail is the explain output of a check, as `flapjack explain` prints it (UTC).
@@ -13,13 +13,13 @@ func (w *world) trail(id string) string {
 	w.t.Helper()
 	conn := w.db.Pool.Get()
 	defer conn.Close()
-	entries, err := model.ReadExplain(conn, w.keys, id, 0)
+	entries, err := views.ReadExplain(conn, w.keys, id, 0)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	var lines []string
 	for _, e := range entries {
-		lines = append(lines, model.ExplainLines(e, time.UTC)...)
+		lines = append(lines, views.ExplainLines(e, time.UTC)...)
 	}
 	return strings.Join(lines, "\n")
 }

@@ -29,9 +29,10 @@ import (
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/model"
-	"github.com/flapjackgo/flapjack/notifier/timerestriction"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/timerestriction"
 )
 
 // Stage is the notifier's name in instance records and processing lists.
@@ -255,11 +256,11 @@ type plan struct {
 	reason          string   // the escalation decision, for explain
 	escalationNotes []string // ladders this notification started, resumed or stopped
 	escStarted      int
-	escStopped      []string        // reasons
-	escFired        int             // step number
-	rulesContacts   []model.Contact // an escalation step's contacts
+	escStopped      []string         // reasons
+	escFired        int              // step number
+	rulesContacts   []roster.Contact // an escalation step's contacts
 
-	contacts []model.Contact // whom routing found
+	contacts []roster.Contact // whom routing found
 }
 
 // idSource is what alert ids derive from: the notification claimed, or the step fired.
@@ -281,7 +282,7 @@ func (nt *Notifier) plan(conn redis.Conn, raw string, now time.Time) (*plan, err
 		return p, nil
 	}
 	entity, check := p.notification.EntityCheck()
-	routing, err := model.LoadRouting(conn, nt.keys, entity, check, needsEscalations(p.notification))
+	routing, err := roster.LoadRouting(conn, nt.keys, entity, check, needsEscalations(p.notification))
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +340,7 @@ func wrongType(err error) bool {
 // route applies what routing read: the escalation ladders (read here when there are any) and
 // every contact's rules. It returns the candidates to read the suppressions of, and whether the
 // plan is still to be settled (false: nobody to tell, the plan is complete).
-func (nt *Notifier) route(conn redis.Conn, p *plan, routing model.Routing, now time.Time) ([]*candidate, bool, error) {
+func (nt *Notifier) route(conn redis.Conn, p *plan, routing roster.Routing, now time.Time) ([]*candidate, bool, error) {
 	n := p.notification
 	entity, check := n.EntityCheck()
 	contacts := routing.Contacts
@@ -371,7 +372,7 @@ func (nt *Notifier) settle(p *plan, cands []*candidate, now time.Time) {
 
 // candidate is one contact's medium that the rules chose and the contact has an address for.
 type candidate struct {
-	contact *model.Contact
+	contact *roster.Contact
 	medium  string
 	address string
 	// filled by the reads:
@@ -383,7 +384,7 @@ type candidate struct {
 }
 
 // candidates applies the rules of every contact (reference §3.4 steps 1-7, 9).
-func (nt *Notifier) candidates(p *plan, contacts []model.Contact, entity string, now time.Time) []*candidate {
+func (nt *Notifier) candidates(p *plan, contacts []roster.Contact, entity string, now time.Time) []*candidate {
 	n := p.notification
 	var out []*candidate
 	for i := range contacts {

@@ -8,7 +8,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -19,7 +20,7 @@ type alertingState struct {
 	members   []string // alerting set before this notification
 	// filled from facts:
 	remove map[string]bool
-	facts  map[string]*model.CheckFacts
+	facts  map[string]*checkstate.CheckFacts
 }
 
 // rolls reports whether a candidate's medium can be rolled up.
@@ -27,7 +28,7 @@ func rolls(c *candidate) bool { return rollsOn(c.contact, c.medium) }
 
 // rollsOn reports whether a contact's medium can be rolled up: never PagerDuty, only with a
 // threshold.
-func rollsOn(c *model.Contact, medium string) bool {
+func rollsOn(c *roster.Contact, medium string) bool {
 	return medium != "pagerduty" && c.RollupThresholds[medium] > 0
 }
 
@@ -78,7 +79,7 @@ func (nt *Notifier) cleanAlerting(conn redis.Conn, cleanings []cleaning, now tim
 // memberFacts is what cleaning alerting sets needs of their members: every member's state and
 // maintenance, whether it is enabled, and whether a contact still cares about it.
 type memberFacts struct {
-	facts      map[string]*model.CheckFacts
+	facts      map[string]*checkstate.CheckFacts
 	interested map[string][]string // check -> its contacts
 }
 
@@ -88,7 +89,7 @@ func (nt *Notifier) readMembers(conn redis.Conn, ids map[string]bool, now time.T
 		return memberFacts{}, nil
 	}
 	sorted := slices.Sorted(maps.Keys(ids))
-	reqs := make([]model.FactsRequest, 0, len(sorted))
+	reqs := make([]checkstate.FactsRequest, 0, len(sorted))
 	var valid []string
 	for _, id := range sorted {
 		e, ch, ok := schema.SplitCheckID(id)
@@ -96,17 +97,17 @@ func (nt *Notifier) readMembers(conn redis.Conn, ids map[string]bool, now time.T
 			continue
 		}
 		valid = append(valid, id)
-		reqs = append(reqs, model.FactsRequest{Entity: e, Check: ch, Mode: model.ModeAlerting})
+		reqs = append(reqs, checkstate.FactsRequest{Entity: e, Check: ch, Mode: checkstate.ModeAlerting})
 	}
-	facts, err := model.ReadFacts(conn, nt.keys, now, reqs)
+	facts, err := checkstate.ReadFacts(conn, nt.keys, now, reqs)
 	if err != nil {
 		return memberFacts{}, err
 	}
-	m := memberFacts{facts: make(map[string]*model.CheckFacts, len(facts))}
+	m := memberFacts{facts: make(map[string]*checkstate.CheckFacts, len(facts))}
 	for i := range facts {
 		m.facts[valid[i]] = &facts[i]
 	}
-	if m.interested, err = model.ContactIDsForFacts(conn, nt.keys, facts); err != nil {
+	if m.interested, err = roster.ContactIDsForFacts(conn, nt.keys, facts); err != nil {
 		return memberFacts{}, err
 	}
 	return m, nil
@@ -128,7 +129,7 @@ func addsToAlerting(n *schema.Notification) bool { return n.Type == schema.Notif
 
 // shouldClean: a check leaves a contact's alerting set when it is ok (or gone), in unscheduled or
 // scheduled maintenance, disabled, or no longer the contact's concern.
-func shouldClean(f *model.CheckFacts, now int64, stillContact bool) bool {
+func shouldClean(f *checkstate.CheckFacts, now int64, stillContact bool) bool {
 	return f == nil || !schema.IsFailure(f.State) || f.UnscheduledMaintenance.Covers(now) ||
 		f.ScheduledMaintenance.Covers(now) || !f.Enabled || !stillContact
 }
@@ -187,7 +188,7 @@ func decideRollup(c *candidate, n *schema.Notification) rollupDecision {
 }
 
 // rollupAlerts describes the checks of a rollup alert.
-func rollupAlerts(ids []string, facts map[string]*model.CheckFacts, now int64) map[string]schema.RollupEntry {
+func rollupAlerts(ids []string, facts map[string]*checkstate.CheckFacts, now int64) map[string]schema.RollupEntry {
 	out := make(map[string]schema.RollupEntry, len(ids))
 	for _, id := range ids {
 		f := facts[id]

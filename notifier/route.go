@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -44,7 +44,7 @@ func newRouter(tr TimeRestrictions) *router {
 
 // route decides the media for contact c. A contact without rules gets everything on all its
 // media for every severity (SPEC 4.6); with rules it gets exactly what they say.
-func (r *router) route(c *model.Contact, n *schema.Notification, entity string, now time.Time, loc *time.Location) routing {
+func (r *router) route(c *roster.Contact, n *schema.Notification, entity string, now time.Time, loc *time.Location) routing {
 	var out routing
 	for _, err := range c.RuleErrors {
 		out.problems = append(out.problems, err.Error())
@@ -55,7 +55,7 @@ func (r *router) route(c *model.Contact, n *schema.Notification, entity string, 
 		out.notes = append(out.notes, "no notification rules: every medium for every severity")
 		return out
 	}
-	var specific, general []*model.Rule
+	var specific, general []*roster.Rule
 	for i := range c.Rules {
 		rule := &c.Rules[i]
 		ok, why, problem := r.matches(rule, n, entity)
@@ -121,7 +121,7 @@ func (r *router) route(c *model.Contact, n *schema.Notification, entity string, 
 }
 
 // active evaluates a rule's time restrictions; a rule without any is always active.
-func (r *router) active(rule *model.Rule, loc *time.Location, now time.Time) (bool, []error) {
+func (r *router) active(rule *roster.Rule, loc *time.Location, now time.Time) (bool, []error) {
 	switch strings.TrimSpace(rule.TimeRestrictions) {
 	case "", "null", "[]":
 		return true, nil
@@ -129,14 +129,14 @@ func (r *router) active(rule *model.Rule, loc *time.Location, now time.Time) (bo
 	return r.restrictions.Active(rule.TimeRestrictions, loc, now)
 }
 
-func isSpecific(r *model.Rule) bool {
+func isSpecific(r *roster.Rule) bool {
 	return len(r.Entities) > 0 || len(r.RegexEntities) > 0 || len(r.Tags) > 0 || len(r.RegexTags) > 0
 }
 
 // matches checks a rule's entity and tag criteria; every non-empty criterion must hold; why
 // names the first that does not. A pattern that does not compile makes the rule skip, reported
 // as a problem (SPEC 4.7).
-func (r *router) matches(rule *model.Rule, n *schema.Notification, entity string) (ok bool, why, problem string) {
+func (r *router) matches(rule *roster.Rule, n *schema.Notification, entity string) (ok bool, why, problem string) {
 	if len(rule.Entities) > 0 && !contains(rule.Entities, entity) {
 		return false, "entity " + entity + " is not in its entities", ""
 	}
@@ -189,7 +189,7 @@ func (r *router) regex(pattern string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func blackholes(r *model.Rule, severity string) bool {
+func blackholes(r *roster.Rule, severity string) bool {
 	switch severity {
 	case schema.SeverityUnknown:
 		return r.UnknownBlackhole
@@ -201,7 +201,7 @@ func blackholes(r *model.Rule, severity string) bool {
 	return false
 }
 
-func mediaFor(r *model.Rule, severity string) []string {
+func mediaFor(r *roster.Rule, severity string) []string {
 	switch severity {
 	case schema.SeverityUnknown:
 		return r.UnknownMedia

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flapjackgo/flapjack/model"
-	"github.com/flapjackgo/flapjack/notifier/timerestriction"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
+	"github.com/flapjackgo/flapjack/timerestriction"
 )
 
 func TestRouteTable(t *testing.T) {
@@ -16,15 +16,15 @@ func TestRouteTable(t *testing.T) {
 	weekdays := `[{"start_time":"2013-02-01 08:00:00","end_time":"2013-02-01 18:00:00","rrules":[{"rule_type":"Weekly","interval":1,"validations":{"day":[1,2,3,4,5]}}]}]`
 	monday10 := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
 	sunday10 := time.Date(2026, 1, 4, 10, 0, 0, 0, time.UTC)
-	contact := func(rules ...model.Rule) *model.Contact {
-		return &model.Contact{ID: "c", Media: map[string]string{"sms": "1", "email": "e", "jabber": "j"}, Rules: rules}
+	contact := func(rules ...roster.Rule) *roster.Contact {
+		return &roster.Contact{ID: "c", Media: map[string]string{"sms": "1", "email": "e", "jabber": "j"}, Rules: rules}
 	}
 	n := func(sev string, tags ...string) *schema.Notification {
 		return &schema.Notification{EventID: "web-01:HTTP", Severity: sev, Tags: tags}
 	}
 	cases := []struct {
 		name   string
-		c      *model.Contact
+		c      *roster.Contact
 		n      *schema.Notification
 		at     time.Time
 		media  string
@@ -32,17 +32,17 @@ func TestRouteTable(t *testing.T) {
 		errors int
 	}{
 		{"no rules: every medium, every severity", contact(), n("unknown"), monday10, "[email jabber sms]", false, 0},
-		{"severity picks the media list", contact(model.Rule{ID: "r", WarningMedia: []string{"email"}, CriticalMedia: []string{"sms"}}), n("critical"), monday10, "[sms]", false, 0},
-		{"ok selects nothing", contact(model.Rule{ID: "r", CriticalMedia: []string{"sms"}}), n("ok"), monday10, "[]", false, 0},
-		{"time restriction active", contact(model.Rule{ID: "r", CriticalMedia: []string{"sms"}, TimeRestrictions: weekdays}), n("critical"), monday10, "[sms]", false, 0},
-		{"time restriction inactive", contact(model.Rule{ID: "r", CriticalMedia: []string{"sms"}, TimeRestrictions: weekdays}), n("critical"), sunday10, "[]", false, 0},
-		{"broken restriction counts as inactive", contact(model.Rule{ID: "r", CriticalMedia: []string{"sms"}, TimeRestrictions: `[{"start_time":"x"}]`}), n("critical"), monday10, "[]", false, 1},
-		{"specific overrides general", contact(model.Rule{ID: "g", CriticalMedia: []string{"email"}}, model.Rule{ID: "s", Entities: []string{"web-01"}, CriticalMedia: []string{"sms"}}), n("critical"), monday10, "[sms]", false, 0},
-		{"inactive specific leaves general", contact(model.Rule{ID: "g", CriticalMedia: []string{"email"}}, model.Rule{ID: "s", Entities: []string{"web-01"}, CriticalMedia: []string{"sms"}, TimeRestrictions: weekdays}), n("critical"), sunday10, "[email]", false, 0},
-		{"tags all required", contact(model.Rule{ID: "s", Tags: []string{"prod", "web"}, CriticalMedia: []string{"sms"}}), n("critical", "prod"), monday10, "[]", false, 0},
-		{"regex tags", contact(model.Rule{ID: "s", RegexTags: []string{"^pr"}, CriticalMedia: []string{"sms"}}), n("critical", "prod"), monday10, "[sms]", false, 0},
-		{"blackhole wins over other rules", contact(model.Rule{ID: "a", CriticalMedia: []string{"sms"}}, model.Rule{ID: "b", CriticalBlackhole: true}), n("critical"), monday10, "[]", true, 0},
-		{"bad regex skips only its rule", contact(model.Rule{ID: "bad", RegexEntities: []string{"("}, CriticalMedia: []string{"sms"}}, model.Rule{ID: "ok", Entities: []string{"web-01"}, CriticalMedia: []string{"email"}}), n("critical"), monday10, "[email]", false, 1},
+		{"severity picks the media list", contact(roster.Rule{ID: "r", WarningMedia: []string{"email"}, CriticalMedia: []string{"sms"}}), n("critical"), monday10, "[sms]", false, 0},
+		{"ok selects nothing", contact(roster.Rule{ID: "r", CriticalMedia: []string{"sms"}}), n("ok"), monday10, "[]", false, 0},
+		{"time restriction active", contact(roster.Rule{ID: "r", CriticalMedia: []string{"sms"}, TimeRestrictions: weekdays}), n("critical"), monday10, "[sms]", false, 0},
+		{"time restriction inactive", contact(roster.Rule{ID: "r", CriticalMedia: []string{"sms"}, TimeRestrictions: weekdays}), n("critical"), sunday10, "[]", false, 0},
+		{"broken restriction counts as inactive", contact(roster.Rule{ID: "r", CriticalMedia: []string{"sms"}, TimeRestrictions: `[{"start_time":"x"}]`}), n("critical"), monday10, "[]", false, 1},
+		{"specific overrides general", contact(roster.Rule{ID: "g", CriticalMedia: []string{"email"}}, roster.Rule{ID: "s", Entities: []string{"web-01"}, CriticalMedia: []string{"sms"}}), n("critical"), monday10, "[sms]", false, 0},
+		{"inactive specific leaves general", contact(roster.Rule{ID: "g", CriticalMedia: []string{"email"}}, roster.Rule{ID: "s", Entities: []string{"web-01"}, CriticalMedia: []string{"sms"}, TimeRestrictions: weekdays}), n("critical"), sunday10, "[email]", false, 0},
+		{"tags all required", contact(roster.Rule{ID: "s", Tags: []string{"prod", "web"}, CriticalMedia: []string{"sms"}}), n("critical", "prod"), monday10, "[]", false, 0},
+		{"regex tags", contact(roster.Rule{ID: "s", RegexTags: []string{"^pr"}, CriticalMedia: []string{"sms"}}), n("critical", "prod"), monday10, "[sms]", false, 0},
+		{"blackhole wins over other rules", contact(roster.Rule{ID: "a", CriticalMedia: []string{"sms"}}, roster.Rule{ID: "b", CriticalBlackhole: true}), n("critical"), monday10, "[]", true, 0},
+		{"bad regex skips only its rule", contact(roster.Rule{ID: "bad", RegexEntities: []string{"("}, CriticalMedia: []string{"sms"}}, roster.Rule{ID: "ok", Entities: []string{"web-01"}, CriticalMedia: []string{"email"}}), n("critical"), monday10, "[email]", false, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,7 +58,7 @@ func TestRouteTable(t *testing.T) {
 // BenchmarkRoute is rule evaluation for one contact with five rules, one time-restricted.
 func BenchmarkRoute(b *testing.B) {
 	r := newRouter(timerestriction.NewCache(64))
-	c := &model.Contact{ID: "c", Media: map[string]string{"sms": "1", "email": "e"}, Rules: []model.Rule{
+	c := &roster.Contact{ID: "c", Media: map[string]string{"sms": "1", "email": "e"}, Rules: []roster.Rule{
 		{ID: "1", Entities: []string{"db-01", "db-02"}, CriticalMedia: []string{"sms"}},
 		{ID: "2", RegexEntities: []string{`^web-\d+`}, WarningMedia: []string{"email"}, CriticalMedia: []string{"email"}},
 		{ID: "3", Tags: []string{"prod"}, CriticalMedia: []string{"sms"}},

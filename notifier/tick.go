@@ -13,6 +13,9 @@ import (
 
 	"github.com/flapjackgo/flapjack/internal/humantime"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -44,7 +47,7 @@ func (nt *Notifier) Escalate(ctx context.Context) (Result, error) {
 	}
 	defer conn.Close()
 	for attempt := 0; attempt < maxConflicts; attempt++ {
-		members, err := model.EscalationsDueAt(conn, nt.keys, now.Unix(), escalationBatch)
+		members, err := roster.EscalationsDueAt(conn, nt.keys, now.Unix(), escalationBatch)
 		if err != nil || len(members) == 0 {
 			return res, err
 		}
@@ -84,7 +87,7 @@ func (nt *Notifier) NextEscalationDue(ctx context.Context) (at time.Time, found 
 		return at, false, err
 	}
 	defer conn.Close()
-	secs, found, err := model.NextEscalationDue(conn, nt.keys)
+	secs, found, err := roster.NextEscalationDue(conn, nt.keys)
 	return time.Unix(secs, 0), found, err
 }
 
@@ -107,12 +110,12 @@ type tick struct {
 
 // due is a ladder taken by a tick, with what its decision reads.
 type due struct {
-	ladder model.Ladder
+	ladder roster.Ladder
 	n      schema.Notification
-	policy model.EscalationPolicy
+	policy roster.EscalationPolicy
 	found  bool
 	p      *plan
-	step   model.EscalationStep
+	step   roster.EscalationStep
 	cands  []*candidate
 }
 
@@ -132,15 +135,15 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 		}
 		refs = append(refs, [2]string{policyID, checkID})
 	}
-	read, err := model.ReadTick(conn, nt.keys, refs)
+	read, err := roster.ReadTick(conn, nt.keys, refs)
 	if err != nil {
 		return nil, err
 	}
 	var dues []*due
-	var statuses []model.CheckStatus
+	var statuses []views.CheckStatus
 	var maintained []int // indexes in dues of checks with maintenance windows
-	var checks []model.FactsRequest
-	drop := func(l model.Ladder) { // guarded, so a fresh start survives
+	var checks []checkstate.FactsRequest
+	drop := func(l roster.Ladder) { // guarded, so a fresh start survives
 		t.record.Guards = append(t.record.Guards, model.Guard{Key: nt.keys.EscalationLadder(l.PolicyID, l.CheckID), Revision: l.Revision})
 		t.record.Ops.ZRem(nt.keys.EscalationsDue(), schema.EscalationMember(l.PolicyID, l.CheckID))
 	}
@@ -167,13 +170,13 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 		if read.Windows[i] {
 			entity, check := d.n.EntityCheck()
 			maintained = append(maintained, len(dues))
-			checks = append(checks, model.FactsRequest{Entity: entity, Check: check, Mode: model.ModeMaintenance})
+			checks = append(checks, checkstate.FactsRequest{Entity: entity, Check: check, Mode: checkstate.ModeMaintenance})
 		}
-		statuses = append(statuses, model.CheckStatus{State: read.State[i], Enabled: read.Enabled[i]})
+		statuses = append(statuses, views.CheckStatus{State: read.State[i], Enabled: read.Enabled[i]})
 		dues = append(dues, d)
 	}
 	// the facts script decides which window covers now, for the few checks that have any
-	facts, err := model.ReadFacts(conn, nt.keys, now, checks)
+	facts, err := checkstate.ReadFacts(conn, nt.keys, now, checks)
 	if err != nil {
 		return nil, err
 	}
@@ -199,11 +202,11 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 		firing = append(firing, d)
 	}
 	slices.Sort(contactIDs)
-	contacts, err := model.LoadContacts(conn, nt.keys, slices.Compact(contactIDs))
+	contacts, err := roster.LoadContacts(conn, nt.keys, slices.Compact(contactIDs))
 	if err != nil {
 		return nil, err
 	}
-	byContact := make(map[string]model.Contact, len(contacts))
+	byContact := make(map[string]roster.Contact, len(contacts))
 	for _, c := range contacts {
 		byContact[c.ID] = c
 	}
@@ -354,8 +357,8 @@ func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
 }
 
 // candidatesForStep applies the rules of the step's contacts (and the step's media).
-func (nt *Notifier) candidatesForStep(d *due, byContact map[string]model.Contact, now time.Time) {
-	var contacts []model.Contact
+func (nt *Notifier) candidatesForStep(d *due, byContact map[string]roster.Contact, now time.Time) {
+	var contacts []roster.Contact
 	for _, id := range d.step.Contacts {
 		if c, ok := byContact[id]; ok {
 			contacts = append(contacts, c)
@@ -414,29 +417,29 @@ func member(policyID, checkID string, step, repeat int) string {
 }
 
 var stopWords = map[string]string{
-	model.StopRecovered:     "the check is no longer failing",
-	model.StopAcknowledged:  "the problem was acknowledged",
-	model.StopMaintenance:   "the check is in scheduled maintenance",
-	model.StopDisabled:      "the check is disabled",
-	model.StopSeverity:      "its severity no longer escalates under the policy",
-	model.StopPolicyRemoved: "the policy was removed",
+	roster.StopRecovered:     "the check is no longer failing",
+	roster.StopAcknowledged:  "the problem was acknowledged",
+	roster.StopMaintenance:   "the check is in scheduled maintenance",
+	roster.StopDisabled:      "the check is disabled",
+	roster.StopSeverity:      "its severity no longer escalates under the policy",
+	roster.StopPolicyRemoved: "the policy was removed",
 }
 
 // stopReason is why a due step must not fire ("" when it fires).
-func stopReason(found bool, pol model.EscalationPolicy, n *schema.Notification, s model.CheckStatus) string {
+func stopReason(found bool, pol roster.EscalationPolicy, n *schema.Notification, s views.CheckStatus) string {
 	switch {
 	case !found || len(pol.Steps) == 0:
-		return model.StopPolicyRemoved
+		return roster.StopPolicyRemoved
 	case !schema.IsFailure(s.State):
-		return model.StopRecovered
+		return roster.StopRecovered
 	case s.InUnscheduledMaintenance():
-		return model.StopAcknowledged
+		return roster.StopAcknowledged
 	case s.InScheduledMaintenance():
-		return model.StopMaintenance
+		return roster.StopMaintenance
 	case !s.Enabled:
-		return model.StopDisabled
+		return roster.StopDisabled
 	case !pol.Escalates(n.Severity):
-		return model.StopSeverity
+		return roster.StopSeverity
 	}
 	return ""
 }

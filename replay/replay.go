@@ -21,7 +21,7 @@ import (
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/internal/humantime"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
@@ -546,18 +546,18 @@ func (r *runner) action(ctx context.Context, raw []byte) error {
 		if err != nil {
 			return err
 		}
-		return model.CreateScheduledMaintenance(conn, r.o.Keys, a.Entity, a.Check, start, d, a.Summary, now)
+		return checkstate.CreateScheduledMaintenance(conn, r.o.Keys, a.Entity, a.Check, start, d, a.Summary, now)
 	case "end_scheduled_maintenance":
 		if a.Start == nil {
 			return errors.New(`end_scheduled_maintenance needs the window's "start"`)
 		}
-		return model.EndScheduledMaintenance(conn, r.o.Keys, a.Entity, a.Check, time.Unix(*a.Start, 0), now)
+		return checkstate.EndScheduledMaintenance(conn, r.o.Keys, a.Entity, a.Check, time.Unix(*a.Start, 0), now)
 	case "end_unscheduled_maintenance":
-		return model.EndUnscheduledMaintenance(conn, r.o.Keys, a.Entity, a.Check, now)
+		return checkstate.EndUnscheduledMaintenance(conn, r.o.Keys, a.Entity, a.Check, now)
 	case "disable_check":
-		return model.DisableCheck(conn, r.o.Keys, a.Entity, a.Check, now)
+		return checkstate.DisableCheck(conn, r.o.Keys, a.Entity, a.Check, now)
 	case "enable_check":
-		return model.EnableCheck(conn, r.o.Keys, a.Entity, a.Check, now)
+		return checkstate.EnableCheck(conn, r.o.Keys, a.Entity, a.Check, now)
 	}
 	return fmt.Errorf("unknown action %q (known: scheduled_maintenance, end_scheduled_maintenance, end_unscheduled_maintenance, disable_check, enable_check)", a.Action)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -46,20 +46,20 @@ func TestSweepForgetsStoppedLaddersPastTheirRestartWindow(t *testing.T) {
 		{"default", "shared:HTTP", "critical", 100, true, false}, // the other stays
 	}
 	for _, l := range ladders {
-		lad := model.Ladder{PolicyID: l.policy, CheckID: l.check, Exists: true, Revision: 3, StartedAt: now - 4000,
+		lad := roster.Ladder{PolicyID: l.policy, CheckID: l.check, Exists: true, Revision: 3, StartedAt: now - 4000,
 			Fired: 1, Alerted: []string{"ada"}, Notification: "{}", Told: l.told}
 		member := schema.EscalationMember(l.policy, l.check)
 		if l.stoppedAgo > 0 {
-			lad.StoppedAt, lad.StoppedReason = now-l.stoppedAgo, model.StopRecovered
+			lad.StoppedAt, lad.StoppedReason = now-l.stoppedAgo, roster.StopRecovered
 			// indexed as the notifier does it: stop plus the window when stopped
-			window := map[string]int64{"short": 600, "default": model.DefaultRestartAfter, "gone": 0}[l.policy]
+			window := map[string]int64{"short": 600, "default": roster.DefaultRestartAfter, "gone": 0}[l.policy]
 			db.Do(t, "ZADD", k.EscalationsStopped(), lad.StoppedAt+window, member)
 		} else {
 			// a stale entry: the ladder was resumed by a write that raced the index
 			db.Do(t, "ZADD", k.EscalationsStopped(), now-1, member)
 			db.Do(t, "ZADD", k.EscalationsDue(), now+60, member)
 		}
-		db.Do(t, "HSET", append([]any{k.EscalationLadder(l.policy, l.check)}, model.LadderFields(lad)...)...)
+		db.Do(t, "HSET", append([]any{k.EscalationLadder(l.policy, l.check)}, roster.LadderFields(lad)...)...)
 		db.Do(t, "SADD", k.CheckEscalations(l.check), l.policy)
 		db.Do(t, "HSET", k.Check(l.check), "state", l.state)
 	}

@@ -14,7 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -164,7 +165,7 @@ func (s *Sweeper) trimCheck(conn redis.Conn, id string, cutoff int64) (int64, er
 		k.Maintenances(schema.Scheduled, id), k.SortedMaintenanceTimestamps(schema.Scheduled, id),
 		k.Maintenances(schema.Unscheduled, id), k.SortedMaintenanceTimestamps(schema.Unscheduled, id),
 		schema.Scheduled + "_maintenance:summary", schema.Unscheduled + "_maintenance:summary"}
-	for _, kind := range model.KindNames {
+	for _, kind := range checkstate.KindNames {
 		args = append(args, k.NotificationHistory(id, kind))
 	}
 	var total int64
@@ -249,8 +250,8 @@ func (s *Sweeper) forgetLadders(ctx context.Context, conn redis.Conn) (int64, er
 		for i, r := range refs {
 			window := int64(0) // the policy is gone: nothing can resume the ladder
 			if raw, _ := redis.String(raws[i], nil); raw != "" {
-				window = model.DefaultRestartAfter
-				if ps, _ := model.DecodeEscalationPolicies(map[string]string{r.policy: raw}); len(ps) == 1 {
+				window = roster.DefaultRestartAfter
+				if ps, _ := roster.DecodeEscalationPolicies(map[string]string{r.policy: raw}); len(ps) == 1 {
 					window = ps[0].RestartWindow()
 				}
 			}

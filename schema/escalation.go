@@ -7,14 +7,14 @@ import "strings"
 // policy is routed, and its steps fire from the due set.
 
 // EscalationPolicies is the hash of every escalation policy: field = policy id, value = the
-// policy's JSON (model.EscalationPolicy).
+// policy's JSON (roster.EscalationPolicy).
 func (k Keys) EscalationPolicies() string { return k.key("escalation_policies") }
 
 // EscalationLadder is the hash of one policy's ladder for one check,
 // escalation:POLICY:ENTITY:CHECK: revision (guards concurrent notifiers), started_at, fired
 // (steps fired), repeats, next_due, alerted (JSON list of contact ids), notification (the
 // latest problem notification), stopped_at, stopped_reason, told (1 once those alerted heard of
-// the stop). See model.Ladder.
+// the stop). See roster.Ladder.
 func (k Keys) EscalationLadder(policyID, checkID string) string {
 	return k.key("escalation", policyID, checkID)
 }
@@ -36,7 +36,7 @@ func (k Keys) EscalationsStopped() string { return k.key("escalations_stopped") 
 func (k Keys) CheckEscalations(checkID string) string { return k.key("check_escalations", checkID) }
 
 // EscalationMember is the due set's member of a ladder: "POLICY:ENTITY:CHECK". Policy ids
-// never contain ':' (model.ValidateEscalationPolicy), so the first ':' splits it.
+// never contain ':' (roster.ValidateEscalationPolicy), so the first ':' splits it.
 func EscalationMember(policyID, checkID string) string { return policyID + ":" + checkID }
 
 // ParseEscalationMember splits a due set member into policy id and check id.

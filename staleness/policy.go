@@ -3,7 +3,7 @@
 // tick that finds checks whose ttl ran out — through the sorted set stale_deadlines, never a
 // scan of all checks — and queues one `unknown` result per silence period for the executive,
 // which then treats it like any other failing result. The executive arms a deadline within a
-// real result's own atomic writes (model.ArmStale).
+// real result's own atomic writes (checkstate.ArmStale).
 package staleness
 
 import (
@@ -14,6 +14,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/internal/humantime"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -92,7 +93,7 @@ func (p Policy) Arm(ops *model.Ops, keys schema.Keys, ev *schema.Event, now int6
 		return
 	}
 	if ttl := p.TTL(ev); ttl > 0 {
-		model.ArmStale(ops, keys, ev.ID(), schema.StaleEntry{TTL: ttl, Last: now, Tags: ev.Tags})
+		checkstate.ArmStale(ops, keys, ev.ID(), schema.StaleEntry{TTL: ttl, Last: now, Tags: ev.Tags})
 	}
 }
 

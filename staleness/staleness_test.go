@@ -17,6 +17,7 @@ import (
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 	"github.com/flapjackgo/flapjack/staleness"
@@ -174,7 +175,7 @@ func TestDisarm(t *testing.T) {
 	w.send(t, result("NO_TTL_LATER", ``), result("ZERO", `,"ttl":0`))
 	conn := w.db.Conn(t)
 	defer conn.Close()
-	if err := model.DisableCheck(conn, w.keys, "web-01", "DISABLED", w.clk.Now()); err != nil {
+	if err := checkstate.DisableCheck(conn, w.keys, "web-01", "DISABLED", w.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	w.clk.Set(time.Unix(t0+200, 0))

@@ -14,6 +14,8 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -126,7 +128,7 @@ type candidate struct {
 // state), the others by check:ID last_change.
 //
 // Round trips: without filters the failing view costs four (count and page of failed_checks,
-// then model.CheckStatuses and model.ReadStaleness for the page); filters and the full listing read the candidates
+// then views.CheckStatuses and checkstate.ReadStaleness for the page); filters and the full listing read the candidates
 // (one, or three for the full listing), a tag adds one, the full listing one per thousand
 // candidates for their last change, and the rows take two or three per 500; never one per check.
 func ReadChecks(conn redis.Conn, keys schema.Keys, q CheckQuery, now time.Time) (CheckList, error) {
@@ -139,7 +141,7 @@ func ReadChecks(conn redis.Conn, keys schema.Keys, q CheckQuery, now time.Time) 
 	var cands []candidate
 	switch {
 	case q.FailingOnly && !m.filters():
-		failed, total, err := model.RecentFailedChecks(conn, keys, limit)
+		failed, total, err := views.RecentFailedChecks(conn, keys, limit)
 		if err != nil {
 			return list, err
 		}
@@ -167,11 +169,11 @@ func ReadChecks(conn redis.Conn, keys schema.Keys, q CheckQuery, now time.Time) 
 	// for long.
 	for start := 0; start < len(refs); start += statusChunk {
 		chunk := refs[start:min(start+statusChunk, len(refs))]
-		statuses, err := model.CheckStatuses(conn, keys, now, chunk)
+		statuses, err := views.CheckStatuses(conn, keys, now, chunk)
 		if err != nil {
 			return list, err
 		}
-		stale, err := model.ReadStaleness(conn, keys, now.Unix(), chunk)
+		stale, err := checkstate.ReadStaleness(conn, keys, now.Unix(), chunk)
 		if err != nil {
 			return list, err
 		}
@@ -193,7 +195,7 @@ func ReadChecks(conn redis.Conn, keys schema.Keys, q CheckQuery, now time.Time) 
 
 // readCandidates selects and orders every check a filtered or full listing matches.
 func readCandidates(conn redis.Conn, keys schema.Keys, failingOnly bool, m matcher) ([]candidate, error) {
-	failed, _, err := model.RecentFailedChecks(conn, keys, -1)
+	failed, _, err := views.RecentFailedChecks(conn, keys, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +208,7 @@ func readCandidates(conn redis.Conn, keys schema.Keys, failingOnly bool, m match
 		}
 	}
 	if !failingOnly {
-		current, err := model.AllCurrentChecks(conn, keys)
+		current, err := checkstate.AllCurrentChecks(conn, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +229,7 @@ func readCandidates(conn redis.Conn, keys schema.Keys, failingOnly bool, m match
 		for i, c := range cands {
 			refs[i] = c.ref
 		}
-		changes, err := model.LastChanges(conn, keys, refs)
+		changes, err := views.LastChanges(conn, keys, refs)
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +258,7 @@ func keepTagged(conn redis.Conn, keys schema.Keys, tag string, cands []candidate
 			entities = append(entities, c.ref.Entity)
 		}
 	}
-	tagged, err := model.EntitiesTagged(conn, keys, tag, entities)
+	tagged, err := views.EntitiesTagged(conn, keys, tag, entities)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 	"github.com/flapjackgo/flapjack/staleness"
@@ -97,7 +97,7 @@ func seedOnCall(t *testing.T) *onCall {
 	// the last ok event for web-01:HTTP is still critical: acknowledged, not recovered
 	conn := o.db.Conn(t)
 	defer conn.Close()
-	if err := model.CreateScheduledMaintenance(conn, o.keys, "web-02.example.com", "HTTP", t0.Add(-5*time.Minute), time.Hour, "deploy", t0.Add(-5*time.Minute)); err != nil {
+	if err := checkstate.CreateScheduledMaintenance(conn, o.keys, "web-02.example.com", "HTTP", t0.Add(-5*time.Minute), time.Hour, "deploy", t0.Add(-5*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	return o

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -27,11 +27,11 @@ type Escalation struct {
 // ReadEscalations reads the ladders in progress, soonest next step first, at most limit (0:
 // all), and how many there are.
 func ReadEscalations(conn redis.Conn, keys schema.Keys, limit int) ([]Escalation, int64, error) {
-	ladders, total, err := model.EscalationsInProgress(conn, keys, limit)
+	ladders, total, err := roster.EscalationsInProgress(conn, keys, limit)
 	if err != nil || len(ladders) == 0 {
 		return nil, total, err
 	}
-	policies, _, err := model.EscalationPolicies(conn, keys)
+	policies, _, err := roster.EscalationPolicies(conn, keys)
 	if err != nil {
 		return nil, 0, err
 	}

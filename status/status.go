@@ -17,7 +17,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -255,13 +255,13 @@ func readFailing(conn redis.Conn, keys schema.Keys, o Options, now time.Time, s 
 	}
 	s.FailingCounted = int64(len(ids)) == n
 	for start := 0; start < len(ids); start += 500 {
-		var reqs []model.FactsRequest
+		var reqs []checkstate.FactsRequest
 		for _, id := range ids[start:min(start+500, len(ids))] {
 			if e, c, ok := schema.SplitCheckID(id); ok {
-				reqs = append(reqs, model.FactsRequest{Entity: e, Check: c, Mode: model.ModeMaintenance})
+				reqs = append(reqs, checkstate.FactsRequest{Entity: e, Check: c, Mode: checkstate.ModeMaintenance})
 			}
 		}
-		facts, err := model.ReadFacts(conn, keys, now, reqs)
+		facts, err := checkstate.ReadFacts(conn, keys, now, reqs)
 		if err != nil {
 			return err
 		}

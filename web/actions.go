@@ -15,13 +15,16 @@ import (
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/internal/humantime"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/model/views"
 )
 
 // target is the check an action's path names, checked to exist (404 otherwise).
 func (s *server) target(r *http.Request) (model.CheckRef, error) {
-	ref := model.CheckRef{Entity: model.NormalizeEntityName(r.PathValue("entity")), Check: r.PathValue("check")}
+	ref := model.CheckRef{Entity: roster.NormalizeEntityName(r.PathValue("entity")), Check: r.PathValue("check")}
 	err := s.withConn(r, func(conn redis.Conn) error {
-		ok, err := model.ChecksExist(conn, s.o.Keys, []model.CheckRef{ref})
+		ok, err := views.ChecksExist(conn, s.o.Keys, []model.CheckRef{ref})
 		if err != nil {
 			return err
 		}
@@ -84,9 +87,9 @@ func (s *server) endUnscheduled(w http.ResponseWriter, r *http.Request, user str
 		return err
 	}
 	err = s.withConn(r, func(conn redis.Conn) error {
-		return model.EndUnscheduledMaintenance(conn, s.o.Keys, ref.Entity, ref.Check, s.clk.Now())
+		return checkstate.EndUnscheduledMaintenance(conn, s.o.Keys, ref.Entity, ref.Check, s.clk.Now())
 	})
-	if errors.Is(err, model.ErrNoSuchWindow) {
+	if errors.Is(err, checkstate.ErrNoSuchWindow) {
 		return s.done(w, r, ref, "There was no acknowledgement to end.")
 	}
 	if err != nil {
@@ -109,9 +112,9 @@ func (s *server) scheduledMaintenance(w http.ResponseWriter, r *http.Request, us
 			return errStatus(http.StatusBadRequest, "start_time must be the window's start in epoch seconds")
 		}
 		err = s.withConn(r, func(conn redis.Conn) error {
-			return model.EndScheduledMaintenance(conn, s.o.Keys, ref.Entity, ref.Check, time.Unix(start, 0), now)
+			return checkstate.EndScheduledMaintenance(conn, s.o.Keys, ref.Entity, ref.Check, time.Unix(start, 0), now)
 		})
-		if errors.Is(err, model.ErrNoSuchWindow) {
+		if errors.Is(err, checkstate.ErrNoSuchWindow) {
 			return s.done(w, r, ref, "That maintenance window does not exist or has already ended.")
 		}
 		if err != nil {
@@ -134,7 +137,7 @@ func (s *server) scheduledMaintenance(w http.ResponseWriter, r *http.Request, us
 		summary += " — by " + user
 	}
 	err = s.withConn(r, func(conn redis.Conn) error {
-		return model.CreateScheduledMaintenance(conn, s.o.Keys, ref.Entity, ref.Check, start, d, summary, now)
+		return checkstate.CreateScheduledMaintenance(conn, s.o.Keys, ref.Entity, ref.Check, start, d, summary, now)
 	})
 	if err != nil {
 		return err
@@ -153,7 +156,7 @@ func (s *server) decommission(w http.ResponseWriter, r *http.Request, user strin
 		return err
 	}
 	err = s.withConn(r, func(conn redis.Conn) error {
-		return model.DisableCheck(conn, s.o.Keys, ref.Entity, ref.Check, s.clk.Now())
+		return checkstate.DisableCheck(conn, s.o.Keys, ref.Entity, ref.Check, s.clk.Now())
 	})
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -109,7 +109,7 @@ func TestBrowser(t *testing.T) {
 	}
 	conn := f.db.Conn(t)
 	defer conn.Close()
-	windows, err := model.ListMaintenance(conn, f.keys, schema.Scheduled, "web-01.example.com:HTTP")
+	windows, err := checkstate.ListMaintenance(conn, f.keys, schema.Scheduled, "web-01.example.com:HTTP")
 	if err != nil || len(windows) != 1 || windows[0].Summary != "kernel upgrade — by ada" || windows[0].Duration != 7200 {
 		t.Fatalf("stored windows %+v (%v)", windows, err)
 	}
@@ -120,7 +120,7 @@ func TestBrowser(t *testing.T) {
 	if !strings.Contains(text, "ended by ada") {
 		t.Errorf("flash after deleting: %q", text)
 	}
-	if windows, _ := model.ListMaintenance(conn, f.keys, schema.Scheduled, "web-01.example.com:HTTP"); len(windows) != 0 {
+	if windows, _ := checkstate.ListMaintenance(conn, f.keys, schema.Scheduled, "web-01.example.com:HTTP"); len(windows) != 0 {
 		t.Errorf("window still stored: %+v", windows)
 	}
 

@@ -9,7 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/humantime"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -22,11 +22,11 @@ type escalationLine struct {
 
 // checkEscalations describes the check's escalation ladders at now.
 func checkEscalations(conn redis.Conn, keys schema.Keys, checkID string, now time.Time) ([]escalationLine, error) {
-	ladders, err := model.LaddersOf(conn, keys, checkID)
+	ladders, err := roster.LaddersOf(conn, keys, checkID)
 	if err != nil || len(ladders) == 0 {
 		return nil, err
 	}
-	policies, _, err := model.EscalationPolicies(conn, keys)
+	policies, _, err := roster.EscalationPolicies(conn, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func checkEscalations(conn redis.Conn, keys schema.Keys, checkID string, now tim
 			continue
 		}
 		steps := 0
-		if i := slices.IndexFunc(policies, func(p model.EscalationPolicy) bool { return p.ID == l.PolicyID }); i >= 0 {
+		if i := slices.IndexFunc(policies, func(p roster.EscalationPolicy) bool { return p.ID == l.PolicyID }); i >= 0 {
 			steps = len(policies[i].Steps)
 		}
 		at := func(t int64) string { return time.Unix(t, 0).UTC().Format("2006-01-02 15:04:05 UTC") }
@@ -67,7 +67,7 @@ type policyLine struct {
 
 // contactPolicies lists the escalation policies whose steps alert contactID.
 func contactPolicies(conn redis.Conn, keys schema.Keys, contactID string) ([]policyLine, error) {
-	policies, _, err := model.EscalationPolicies(conn, keys)
+	policies, _, err := roster.EscalationPolicies(conn, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/flapjackgo/flapjack/clock"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 )
@@ -20,9 +20,9 @@ func TestEscalationOnCheckAndContactPages(t *testing.T) {
 	conn := f.db.Conn(t)
 	defer conn.Close()
 	ctx := context.Background()
-	res, err := model.PutEscalationPolicies(ctx, conn, f.keys, []model.EscalationPolicy{{ID: "web-oncall", Name: "Web on-call",
+	res, err := roster.PutEscalationPolicies(ctx, conn, f.keys, []roster.EscalationPolicy{{ID: "web-oncall", Name: "Web on-call",
 		Entities: []string{"web-01.example.com"},
-		Steps:    []model.EscalationStep{{Delay: 0, Contacts: []string{"ada"}}, {Delay: 900, Contacts: []string{"ada"}}}}}, model.ReplaceOptions{})
+		Steps:    []roster.EscalationStep{{Delay: 0, Contacts: []string{"ada"}}, {Delay: 900, Contacts: []string{"ada"}}}}}, roster.ReplaceOptions{})
 	if err != nil || len(res.Problems) > 0 {
 		t.Fatalf("put policy: %v %v", err, res.Problems)
 	}

@@ -14,6 +14,9 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 	"github.com/flapjackgo/flapjack/status"
 )
@@ -32,7 +35,7 @@ func (s *server) summary(w http.ResponseWriter, r *http.Request) error {
 	now := s.clk.Now()
 	var d summaryData
 	err := s.withConn(r, func(conn redis.Conn) error {
-		m, err := model.ReadStoreMetrics(conn, s.o.Keys, now)
+		m, err := views.ReadStoreMetrics(conn, s.o.Keys, now)
 		if err != nil {
 			return err
 		}
@@ -84,7 +87,7 @@ func (s *server) readRows(conn redis.Conn, q status.CheckQuery, now time.Time) (
 	for i, c := range list.Checks {
 		refs[i] = model.CheckRef{Entity: c.Entity, Check: c.Check}
 	}
-	updates, err := model.LastUpdates(conn, s.o.Keys, refs)
+	updates, err := views.LastUpdates(conn, s.o.Keys, refs)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -155,27 +158,27 @@ func (s *server) entities(kind string) func(http.ResponseWriter, *http.Request) 
 	return func(w http.ResponseWriter, r *http.Request) error {
 		d := entitiesData{Kind: kind}
 		err := s.withConn(r, func(conn redis.Conn) error {
-			ids, err := model.EntityIDs(conn, s.o.Keys)
+			ids, err := roster.EntityIDs(conn, s.o.Keys)
 			if err != nil {
 				return err
 			}
-			ents, err := model.ReadEntities(r.Context(), conn, s.o.Keys, ids)
+			ents, err := roster.ReadEntities(r.Context(), conn, s.o.Keys, ids)
 			if err != nil {
 				return err
 			}
-			failing, err := model.CurrentFailingChecks(conn, s.o.Keys)
+			failing, err := views.CurrentFailingChecks(conn, s.o.Keys)
 			if err != nil {
 				return err
 			}
-			names, err := model.EntityNames(conn, s.o.Keys)
+			names, err := views.EntityNames(conn, s.o.Keys)
 			if err != nil {
 				return err
 			}
-			byName := map[string]model.Entity{}
+			byName := map[string]roster.Entity{}
 			for _, e := range ents {
 				byName[e.Name] = e
 			}
-			current, err := model.CurrentChecksOf(conn, s.o.Keys, names)
+			current, err := checkstate.CurrentChecksOf(conn, s.o.Keys, names)
 			if err != nil {
 				return err
 			}
@@ -201,11 +204,11 @@ func (s *server) entities(kind string) func(http.ResponseWriter, *http.Request) 
 }
 
 func (s *server) entity(w http.ResponseWriter, r *http.Request) error {
-	name := model.NormalizeEntityName(r.PathValue("entity"))
+	name := roster.NormalizeEntityName(r.PathValue("entity"))
 	now := s.clk.Now()
 	d := checksData{Entity: name}
 	err := s.withConn(r, func(conn redis.Conn) error {
-		ok, err := model.EntityExists(conn, s.o.Keys, name)
+		ok, err := views.EntityExists(conn, s.o.Keys, name)
 		if err != nil {
 			return err
 		}
@@ -223,20 +226,20 @@ func (s *server) entity(w http.ResponseWriter, r *http.Request) error {
 
 // checkData is the check page.
 type checkData struct {
-	model.ReportStatus
+	views.ReportStatus
 	Entity, Check       string
 	Details, Perfdata   string
 	LastUpdate          int64
 	InitialFailureDelay string
 	RepeatFailureDelay  string
 	Tags                []string
-	Current             []model.MaintenanceWindow
-	Upcoming            []model.MaintenanceWindow
-	Past                []model.MaintenanceWindow
-	Acks                []model.MaintenanceWindow
-	History             []model.StateRecord
+	Current             []checkstate.MaintenanceWindow
+	Upcoming            []checkstate.MaintenanceWindow
+	Past                []checkstate.MaintenanceWindow
+	Acks                []checkstate.MaintenanceWindow
+	History             []views.StateRecord
 	Notifications       []notificationLine
-	Contacts            []model.Contact
+	Contacts            []roster.Contact
 	// Explain is the executive's and the notifier's last decisions about the check (`flapjack
 	// explain`), newest first, each in sentences.
 	Explain              [][]string
@@ -251,20 +254,20 @@ type notificationLine struct {
 }
 
 func (s *server) check(w http.ResponseWriter, r *http.Request) error {
-	entity := model.NormalizeEntityName(r.URL.Query().Get("entity"))
+	entity := roster.NormalizeEntityName(r.URL.Query().Get("entity"))
 	checkName := r.URL.Query().Get("check")
 	ref := model.CheckRef{Entity: entity, Check: checkName}
 	now := s.clk.Now()
 	d := checkData{Entity: entity, Check: checkName, AckDuration: "2 hours"}
 	err := s.withConn(r, func(conn redis.Conn) error {
-		exists, err := model.ChecksExist(conn, s.o.Keys, []model.CheckRef{ref})
+		exists, err := views.ChecksExist(conn, s.o.Keys, []model.CheckRef{ref})
 		if err != nil {
 			return err
 		}
 		if entity == "" || checkName == "" || !exists[0] {
 			return errStatus(http.StatusNotFound, "Could not find check '%s'", ref.ID())
 		}
-		st, err := model.ReportStatuses(conn, s.o.Keys, now, []model.CheckRef{ref})
+		st, err := views.ReportStatuses(conn, s.o.Keys, now, []model.CheckRef{ref})
 		if err != nil {
 			return err
 		}
@@ -273,7 +276,7 @@ func (s *server) check(w http.ResponseWriter, r *http.Request) error {
 		d.Details, d.Perfdata = f["details"], perfdataText(f["perfdata"])
 		d.LastUpdate, _ = strconv.ParseInt(f["last_update"], 10, 64)
 		d.InitialFailureDelay, d.RepeatFailureDelay = delayText(f["initial_failure_delay"]), delayText(f["repeat_failure_delay"])
-		checks, _, err := model.ReadChecks(r.Context(), conn, s.o.Keys, []model.CheckRef{ref})
+		checks, _, err := roster.ReadChecks(r.Context(), conn, s.o.Keys, []model.CheckRef{ref})
 		if err != nil {
 			return err
 		}
@@ -282,7 +285,7 @@ func (s *server) check(w http.ResponseWriter, r *http.Request) error {
 			stored = checks[0].Tags
 		}
 		d.Tags = schema.TagSet(&schema.Event{Entity: entity, Check: checkName}, stored)
-		scheduled, err := model.ListMaintenance(conn, s.o.Keys, schema.Scheduled, ref.ID())
+		scheduled, err := checkstate.ListMaintenance(conn, s.o.Keys, schema.Scheduled, ref.ID())
 		if err != nil {
 			return err
 		}
@@ -297,35 +300,35 @@ func (s *server) check(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		d.Past = lastN(d.Past, 10)
-		acks, err := model.ListMaintenance(conn, s.o.Keys, schema.Unscheduled, ref.ID())
+		acks, err := checkstate.ListMaintenance(conn, s.o.Keys, schema.Unscheduled, ref.ID())
 		if err != nil {
 			return err
 		}
 		d.Acks = lastN(acks, 20)
-		hist, err := model.StateHistories(conn, s.o.Keys, []model.CheckRef{ref}, 0, 0)
+		hist, err := views.StateHistories(conn, s.o.Keys, []model.CheckRef{ref}, 0, 0)
 		if err != nil {
 			return err
 		}
 		d.History = lastN(hist[0], 20)
-		sent, err := model.LastNotifications(conn, s.o.Keys, ref)
+		sent, err := views.LastNotifications(conn, s.o.Keys, ref)
 		if err != nil {
 			return err
 		}
-		for _, k := range model.NotificationKinds {
+		for _, k := range views.NotificationKinds {
 			d.Notifications = append(d.Notifications, notificationLine{Kind: k, At: sent[k]})
 		}
-		decisions, err := model.ReadExplain(conn, s.o.Keys, ref.ID(), 0)
+		decisions, err := views.ReadExplain(conn, s.o.Keys, ref.ID(), 0)
 		if err != nil {
 			return err
 		}
 		for _, e := range lastN(decisions, 20) {
-			d.Explain = append(d.Explain, model.ExplainLines(e, time.UTC))
+			d.Explain = append(d.Explain, views.ExplainLines(e, time.UTC))
 		}
-		ids, err := model.ContactIDsFor(conn, s.o.Keys, entity, checkName)
+		ids, err := roster.ContactIDsFor(conn, s.o.Keys, entity, checkName)
 		if err != nil {
 			return err
 		}
-		if d.Contacts, err = model.LoadContacts(conn, s.o.Keys, ids); err != nil {
+		if d.Contacts, err = roster.LoadContacts(conn, s.o.Keys, ids); err != nil {
 			return err
 		}
 		d.Escalations, err = checkEscalations(conn, s.o.Keys, ref.ID(), now)
@@ -369,13 +372,13 @@ func delayText(v string) string {
 }
 
 func (s *server) contacts(w http.ResponseWriter, r *http.Request) error {
-	var list []model.StoredContact
+	var list []roster.StoredContact
 	err := s.withConn(r, func(conn redis.Conn) error {
-		ids, err := model.ContactIDs(conn, s.o.Keys)
+		ids, err := roster.ContactIDs(conn, s.o.Keys)
 		if err != nil {
 			return err
 		}
-		list, err = model.ReadContacts(r.Context(), conn, s.o.Keys, ids, false)
+		list, err = roster.ReadContacts(r.Context(), conn, s.o.Keys, ids, false)
 		return err
 	})
 	if err != nil {
@@ -390,8 +393,8 @@ func (s *server) contacts(w http.ResponseWriter, r *http.Request) error {
 
 // contactData is one contact's page.
 type contactData struct {
-	model.StoredContact
-	Rules    []model.Rule
+	roster.StoredContact
+	Rules    []roster.Rule
 	Entities []string // names
 	Policies []policyLine
 }
@@ -400,7 +403,7 @@ func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	var d contactData
 	err := s.withConn(r, func(conn redis.Conn) error {
-		found, err := model.ReadContacts(r.Context(), conn, s.o.Keys, []string{id}, true)
+		found, err := roster.ReadContacts(r.Context(), conn, s.o.Keys, []string{id}, true)
 		if err != nil {
 			return err
 		}
@@ -409,7 +412,7 @@ func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
 		}
 		d.StoredContact = found[0]
 		d.Rules = d.StoredContact.Rules
-		names, err := model.EntityNamesOf(conn, s.o.Keys, d.StoredContact.Entities)
+		names, err := views.EntityNamesOf(conn, s.o.Keys, d.StoredContact.Entities)
 		if err != nil {
 			return err
 		}
@@ -425,7 +428,7 @@ func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
 		return err
 	})
 	if err != nil {
-		var nf *model.NotFoundError
+		var nf *roster.NotFoundError
 		if errors.As(err, &nf) {
 			return errStatus(http.StatusNotFound, "Could not find contact '%s'", id)
 		}
@@ -466,7 +469,7 @@ func (s *server) readSelfStats(r *http.Request) (selfStats, error) {
 	now := s.clk.Now()
 	var st selfStats
 	err := s.withConn(r, func(conn redis.Conn) error {
-		m, err := model.ReadStoreMetrics(conn, s.o.Keys, now)
+		m, err := views.ReadStoreMetrics(conn, s.o.Keys, now)
 		if err != nil {
 			return err
 		}
@@ -482,7 +485,7 @@ func (s *server) readSelfStats(r *http.Request) (selfStats, error) {
 			ProcessedEvents: map[string]map[string]int64{"all_time": {
 				"total": m.EventCounters["all"], "ok": m.EventCounters["ok"],
 				"failure": m.EventCounters["failure"], "action": m.EventCounters["action"]}}}
-		for i, b := range model.FreshnessBounds {
+		for i, b := range views.FreshnessBounds {
 			k := strconv.FormatInt(b, 10)
 			st.FreshnessOrder = append(st.FreshnessOrder, k)
 			if i < len(m.Freshness) {

@@ -2,7 +2,7 @@
 // pages of checks, entities, contacts and self stats, and forms that acknowledge a check, end
 // an acknowledgement, schedule or delete maintenance and decommission a check. Pages read Redis
 // only through packages status and model; actions go through events.Publisher (an
-// acknowledgement is an event, as from the CLI) and model's admin writes. Templates and the
+// acknowledgement is an event, as from the CLI) and model/checkstate's admin writes. Templates and the
 // style sheet are embedded; nothing is built with Node.
 //
 // Access: reads need no login only on direct loopback requests (no proxy headers and no

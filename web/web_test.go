@@ -21,7 +21,8 @@ import (
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 	"github.com/flapjackgo/flapjack/status"
@@ -74,7 +75,7 @@ func newFixture(t *testing.T) *fixture {
 	f.event(t, -900*time.Second, "db-01.example.com", "MySQL", "warning", "replication lag 30s")
 	f.event(t, -600*time.Second, "db-01.example.com", "Disk /var", "critical", "disk 99%")
 	f.event(t, -120*time.Second, "db-01.example.com", "MySQL", "acknowledgement", "bob: looking", `"duration":3600`)
-	if err := model.CreateScheduledMaintenance(conn, f.keys, "db-01.example.com", "Disk /var", t0.Add(-5*time.Minute), time.Hour, "resizing", t0.Add(-5*time.Minute)); err != nil {
+	if err := checkstate.CreateScheduledMaintenance(conn, f.keys, "db-01.example.com", "Disk /var", t0.Add(-5*time.Minute), time.Hour, "resizing", t0.Add(-5*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	f.clk.Set(t0)
@@ -298,7 +299,7 @@ func TestAcknowledgeQueuesEvent(t *testing.T) {
 	if code, _, _ := c.do("POST", "/end_unscheduled_maintenance/web-01.example.com/HTTP", url.Values{"csrf_token": {tok}}); code != http.StatusSeeOther {
 		t.Fatalf("end ack: %d", code)
 	}
-	st, err := model.CheckStatusAt(f.db.Conn(t), f.keys, "web-01.example.com", "HTTP", t0.Add(time.Second))
+	st, err := views.CheckStatusAt(f.db.Conn(t), f.keys, "web-01.example.com", "HTTP", t0.Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +323,7 @@ func TestScheduledMaintenanceAndDecommission(t *testing.T) {
 	}
 	conn := f.db.Conn(t)
 	defer conn.Close()
-	windows, err := model.ListMaintenance(conn, f.keys, schema.Scheduled, "web-01.example.com:HTTP")
+	windows, err := checkstate.ListMaintenance(conn, f.keys, schema.Scheduled, "web-01.example.com:HTTP")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestScheduledMaintenanceAndDecommission(t *testing.T) {
 	if code != http.StatusSeeOther {
 		t.Fatalf("delete: %d", code)
 	}
-	if windows, _ = model.ListMaintenance(conn, f.keys, schema.Scheduled, "web-01.example.com:HTTP"); len(windows) != 0 {
+	if windows, _ = checkstate.ListMaintenance(conn, f.keys, schema.Scheduled, "web-01.example.com:HTTP"); len(windows) != 0 {
 		t.Fatalf("window not deleted: %+v", windows)
 	}
 	contains(t, c.get(checkPath), "after delete", "ended by ada")
@@ -347,7 +348,7 @@ func TestScheduledMaintenanceAndDecommission(t *testing.T) {
 	if code, _, _ := c.do("POST", "/checks/web-01.example.com/HTTP", url.Values{"csrf_token": {tok}, "_method": {"delete"}}); code != http.StatusSeeOther {
 		t.Fatalf("decommission: %d", code)
 	}
-	st, err := model.CheckStatusAt(conn, f.keys, "web-01.example.com", "HTTP", t0)
+	st, err := views.CheckStatusAt(conn, f.keys, "web-01.example.com", "HTTP", t0)
 	if err != nil {
 		t.Fatal(err)
 	}

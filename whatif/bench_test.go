@@ -17,7 +17,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -30,9 +30,9 @@ func seedStateWeek(tb testing.TB, db *testredis.DB, n int) (from, until time.Tim
 	c := db.Conn(tb)
 	defer c.Close()
 	k := schema.NewKeys("")
-	if _, err := model.SeedContact(context.Background(), c, k, model.ContactData{ID: "oncall",
-		ContactInfo: model.ContactInfo{FirstName: "On", LastName: "Call", Timezone: "UTC"},
-		Media:       []model.Medium{{Name: "email", Address: "oncall@example.com"}}}, true); err != nil {
+	if _, err := roster.SeedContact(context.Background(), c, k, roster.ContactData{ID: "oncall",
+		ContactInfo: roster.ContactInfo{FirstName: "On", LastName: "Call", Timezone: "UTC"},
+		Media:       []roster.Medium{{Name: "email", Address: "oncall@example.com"}}}, true); err != nil {
 		tb.Fatal(err)
 	}
 	start := weekStart.Unix()

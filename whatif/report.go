@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/flapjackgo/flapjack/internal/humantime"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -142,7 +142,7 @@ func alertRef(a *schema.Alert) AlertRef {
 	return ref
 }
 
-func (r *Report) build(base, cand []schema.Alert, contacts [2][]model.StoredContact, eps *episodes, o Options) {
+func (r *Report) build(base, cand []schema.Alert, contacts [2][]roster.StoredContact, eps *episodes, o Options) {
 	if o.QuietHours != nil {
 		r.QuietHours = o.QuietHours.String()
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/internal/redisread"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -23,9 +23,9 @@ type Space struct {
 
 // liveConfig is what routing reads, as the live Redis holds it.
 type liveConfig struct {
-	contacts []model.StoredContact
-	entities []model.EntityData
-	policies []model.EscalationPolicy
+	contacts []roster.StoredContact
+	entities []roster.EntityData
+	policies []roster.EscalationPolicy
 	// interest are the contacts_for sets: ENTITY_ID, ALL or ENTITY_ID:CHECK -> contact ids
 	interest map[string][]string
 }
@@ -33,29 +33,29 @@ type liveConfig struct {
 // readLiveConfig reads contacts (media, intervals, rollup thresholds, timezones, rules),
 // entities and which contacts are interested in what. Only reads.
 func readLiveConfig(ctx context.Context, conn redis.Conn, keys schema.Keys) (*liveConfig, error) {
-	ids, err := model.ContactIDs(conn, keys)
+	ids, err := roster.ContactIDs(conn, keys)
 	if err != nil {
 		return nil, err
 	}
-	contacts, err := model.ReadContacts(ctx, conn, keys, ids, false)
+	contacts, err := roster.ReadContacts(ctx, conn, keys, ids, false)
 	if err != nil {
 		return nil, err
 	}
-	entityIDs, err := model.EntityIDs(conn, keys)
+	entityIDs, err := roster.EntityIDs(conn, keys)
 	if err != nil {
 		return nil, err
 	}
-	entities, err := model.ReadEntities(ctx, conn, keys, entityIDs)
+	entities, err := roster.ReadEntities(ctx, conn, keys, entityIDs)
 	if err != nil {
 		return nil, err
 	}
-	policies, _, err := model.EscalationPolicies(conn, keys)
+	policies, _, err := roster.EscalationPolicies(conn, keys)
 	if err != nil {
 		return nil, err
 	}
 	cfg := &liveConfig{contacts: contacts, policies: policies, interest: map[string][]string{}}
 	for _, e := range entities {
-		cfg.entities = append(cfg.entities, model.EntityData{ID: e.ID, Name: e.Name})
+		cfg.entities = append(cfg.entities, roster.EntityData{ID: e.ID, Name: e.Name})
 	}
 	names, err := redisread.ScanSets(ctx, conn, keys.ContactsFor(""))
 	if err != nil {
@@ -85,16 +85,16 @@ func (cfg *liveConfig) write(ctx context.Context, s Space) ([]string, error) {
 	defer conn.Close()
 	var notes []string
 	if len(cfg.entities) > 0 {
-		if err := model.CreateEntities(ctx, conn, s.Keys, cfg.entities); err != nil {
+		if err := roster.CreateEntities(ctx, conn, s.Keys, cfg.entities); err != nil {
 			return nil, fmt.Errorf("copy entities: %w", err)
 		}
 	}
 	if len(cfg.contacts) > 0 {
-		data := make([]model.ContactData, len(cfg.contacts))
+		data := make([]roster.ContactData, len(cfg.contacts))
 		for i, c := range cfg.contacts {
 			data[i] = c.ContactData
 		}
-		res, err := model.ReplaceContacts(ctx, conn, s.Keys, data, model.ReplaceOptions{Partial: true})
+		res, err := roster.ReplaceContacts(ctx, conn, s.Keys, data, roster.ReplaceOptions{Partial: true})
 		if err != nil {
 			return nil, fmt.Errorf("copy contacts: %w", err)
 		}
@@ -103,7 +103,7 @@ func (cfg *liveConfig) write(ctx context.Context, s Space) ([]string, error) {
 		}
 	}
 	if len(cfg.policies) > 0 {
-		res, err := model.PutEscalationPolicies(ctx, conn, s.Keys, cfg.policies, model.ReplaceOptions{Partial: true})
+		res, err := roster.PutEscalationPolicies(ctx, conn, s.Keys, cfg.policies, roster.ReplaceOptions{Partial: true})
 		if err != nil {
 			return nil, fmt.Errorf("copy escalation policies: %w", err)
 		}

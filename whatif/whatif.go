@@ -21,7 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/executive"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/replay"
@@ -194,7 +194,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		fmt.Fprintf(o.Progress, "whatif: %d lines of history, %d replayed twice in %s\n", rep.Events, rep.Replayed, time.Since(started).Round(time.Millisecond))
 	}
 	eps.close(o.History.Until.Unix())
-	contacts := [2][]model.StoredContact{}
+	contacts := [2][]roster.StoredContact{}
 	for i, r := range runs[0] {
 		if contacts[i], err = readScenarioContacts(ctx, r.sc.Space); err != nil {
 			return nil, err
@@ -247,17 +247,17 @@ func armsStale(p staleness.Policy) bool {
 	return false
 }
 
-func readScenarioContacts(ctx context.Context, s Space) ([]model.StoredContact, error) {
+func readScenarioContacts(ctx context.Context, s Space) ([]roster.StoredContact, error) {
 	conn, err := s.Pool.GetContext(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	ids, err := model.ContactIDs(conn, s.Keys)
+	ids, err := roster.ContactIDs(conn, s.Keys)
 	if err != nil {
 		return nil, err
 	}
-	return model.ReadContacts(ctx, conn, s.Keys, ids, false)
+	return roster.ReadContacts(ctx, conn, s.Keys, ids, false)
 }
 
 // run is one scenario's replay of one group of checks.

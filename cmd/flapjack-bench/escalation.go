@@ -10,7 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/clock"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 )
@@ -46,7 +46,7 @@ func (b *bench) escalationTick() error {
 	conn := env.pool.Get()
 	defer conn.Close()
 	ctx := context.Background()
-	var policies []model.EscalationPolicy
+	var policies []roster.EscalationPolicy
 	for team := range teams {
 		bob, carol := fmt.Sprintf("bob-%d", team), fmt.Sprintf("carol-%d", team)
 		for _, id := range []string{bob, carol} {
@@ -57,14 +57,14 @@ func (b *bench) escalationTick() error {
 				}
 			}
 		}
-		p := model.EscalationPolicy{ID: fmt.Sprintf("team-%d", team),
-			Steps: []model.EscalationStep{{Delay: 900, Contacts: []string{bob}}, {Delay: 2700, Contacts: []string{carol}}}}
+		p := roster.EscalationPolicy{ID: fmt.Sprintf("team-%d", team),
+			Steps: []roster.EscalationStep{{Delay: 900, Contacts: []string{bob}}, {Delay: 2700, Contacts: []string{carol}}}}
 		for e := range checks / teams / 10 {
 			p.Entities = append(p.Entities, fmt.Sprintf("esc-%d.example.com", team*checks/teams/10+e))
 		}
 		policies = append(policies, p)
 	}
-	res, err := model.PutEscalationPolicies(ctx, conn, env.keys, policies, model.ReplaceOptions{})
+	res, err := roster.PutEscalationPolicies(ctx, conn, env.keys, policies, roster.ReplaceOptions{})
 	if err != nil || len(res.Problems) > 0 {
 		return fmt.Errorf("put policies: %v %v", err, res.Problems)
 	}
@@ -95,7 +95,7 @@ func (b *bench) escalationTick() error {
 		routed += r.Finished
 		clk.Advance(time.Second)
 	}
-	_, progress, err := model.EscalationsInProgress(conn, env.keys, 1)
+	_, progress, err := roster.EscalationsInProgress(conn, env.keys, 1)
 	if err != nil {
 		return err
 	}

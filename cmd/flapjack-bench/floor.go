@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -255,7 +256,7 @@ func (f *floorRun) records(from int) ([]model.Record, *model.Indexes) {
 		c := i % f.checks
 		expected, rev, seq := f.next(c)
 		key := keys.Check(f.ids[c])
-		w := model.NoWindowsGuards(keys, f.ids[c])
+		w := checkstate.NoWindowsGuards(keys, f.ids[c])
 		r := model.Record{Item: "-", Slot: i - from, Counter: "ok", Guards: []model.Guard{{Key: key, Revision: expected}, w[0], w[1]}}
 		r.Ops.HSet(key, "last_update", f.now, "last_sequence", seq, "revision", rev)
 		records = append(records, r)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // whatifRun: `flapjack whatif` over a recorded history. The history is recorded through the
@@ -35,9 +35,9 @@ func (b *bench) whatifRun() error {
 	}
 	defer live.close()
 	conn := live.pool.Get()
-	_, err = model.SeedContact(context.Background(), conn, live.keys, model.ContactData{ID: "oncall",
-		ContactInfo: model.ContactInfo{FirstName: "On", LastName: "Call", Timezone: "UTC"},
-		Media:       []model.Medium{{Name: "email", Address: "oncall@example.com"}}}, true)
+	_, err = roster.SeedContact(context.Background(), conn, live.keys, roster.ContactData{ID: "oncall",
+		ContactInfo: roster.ContactInfo{FirstName: "On", LastName: "Call", Timezone: "UTC"},
+		Media:       []roster.Medium{{Name: "email", Address: "oncall@example.com"}}}, true)
 	conn.Close()
 	if err != nil {
 		return err
@@ -146,9 +146,9 @@ func (b *bench) whatifWeekOfStates() error {
 	defer live.close()
 	c := live.pool.Get()
 	defer c.Close()
-	if _, err := model.SeedContact(context.Background(), c, live.keys, model.ContactData{ID: "oncall",
-		ContactInfo: model.ContactInfo{FirstName: "On", LastName: "Call", Timezone: "UTC"},
-		Media:       []model.Medium{{Name: "email", Address: "oncall@example.com"}}}, true); err != nil {
+	if _, err := roster.SeedContact(context.Background(), c, live.keys, roster.ContactData{ID: "oncall",
+		ContactInfo: roster.ContactInfo{FirstName: "On", LastName: "Call", Timezone: "UTC"},
+		Media:       []roster.Medium{{Name: "email", Address: "oncall@example.com"}}}, true); err != nil {
 		return err
 	}
 	k := live.keys

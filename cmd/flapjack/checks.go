@@ -16,7 +16,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/internal/humantime"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -167,7 +167,7 @@ func maintenanceCreate(c *cli.Context, rt *runtime) error {
 	}
 	entity := strings.ToLower(c.String("entity"))
 	err = rt.withConn(c.Context, func(conn redis.Conn) error {
-		return model.CreateScheduledMaintenance(conn, rt.keys, entity, c.String("check"), start, d, c.String("summary"), now)
+		return checkstate.CreateScheduledMaintenance(conn, rt.keys, entity, c.String("check"), start, d, c.String("summary"), now)
 	})
 	if err != nil {
 		return err
@@ -183,7 +183,9 @@ func maintenanceEnd(c *cli.Context, rt *runtime) error {
 	var end func(conn redis.Conn) error
 	switch c.String("type") {
 	case schema.Unscheduled:
-		end = func(conn redis.Conn) error { return model.EndUnscheduledMaintenance(conn, rt.keys, entity, check, now) }
+		end = func(conn redis.Conn) error {
+			return checkstate.EndUnscheduledMaintenance(conn, rt.keys, entity, check, now)
+		}
 	case schema.Scheduled:
 		if !c.IsSet("start") {
 			return usageError("ending a scheduled window needs --start (see `flapjack maintenance list`)")
@@ -193,13 +195,13 @@ func maintenanceEnd(c *cli.Context, rt *runtime) error {
 			return usageError("--start: %v", err)
 		}
 		end = func(conn redis.Conn) error {
-			return model.EndScheduledMaintenance(conn, rt.keys, entity, check, start, now)
+			return checkstate.EndScheduledMaintenance(conn, rt.keys, entity, check, start, now)
 		}
 	default:
 		return usageError("--type must be scheduled or unscheduled")
 	}
 	err := rt.withConn(c.Context, end)
-	if errors.Is(err, model.ErrNoSuchWindow) {
+	if errors.Is(err, checkstate.ErrNoSuchWindow) {
 		return cli.Exit(fmt.Sprintf("%s:%s: %v", entity, check, err), 1)
 	}
 	if err != nil {
@@ -210,7 +212,7 @@ func maintenanceEnd(c *cli.Context, rt *runtime) error {
 }
 
 func maintenanceList(c *cli.Context, rt *runtime) error {
-	q := model.MaintenanceQuery{Kind: c.String("type"), IncludeEnded: c.Bool("all")}
+	q := checkstate.MaintenanceQuery{Kind: c.String("type"), IncludeEnded: c.Bool("all")}
 	if q.Kind != schema.Scheduled && q.Kind != schema.Unscheduled {
 		return usageError("--type must be scheduled or unscheduled")
 	}
@@ -222,9 +224,9 @@ func maintenanceList(c *cli.Context, rt *runtime) error {
 		return err
 	}
 	now := rt.clock.Now()
-	var windows []model.MaintenanceWindow
+	var windows []checkstate.MaintenanceWindow
 	err = rt.withConn(c.Context, func(conn redis.Conn) (err error) {
-		windows, err = model.ListMaintenanceWindows(conn, rt.keys, q, now)
+		windows, err = checkstate.ListMaintenanceWindows(conn, rt.keys, q, now)
 		return err
 	})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flapjackgo/flapjack/internal/humantime"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -49,7 +49,7 @@ executive.explain_entries decisions are kept per check.`,
 				return err
 			}
 			defer conn.Close()
-			entries, err := model.ReadExplain(conn, rt.keys, id, since)
+			entries, err := views.ReadExplain(conn, rt.keys, id, since)
 			if err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ executive.explain_entries decisions are kept per check.`,
 				return nil
 			}
 			for _, e := range entries {
-				fmt.Fprintln(c.App.Writer, strings.Join(model.ExplainLines(e, time.Local), "\n"))
+				fmt.Fprintln(c.App.Writer, strings.Join(views.ExplainLines(e, time.Local), "\n"))
 			}
 			return nil
 		}),

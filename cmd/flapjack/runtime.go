@@ -20,7 +20,7 @@ import (
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/gateways/media"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/receiver"
@@ -224,9 +224,9 @@ func (rt *runtime) keepRejectedNow(ctx context.Context, source string, rejected 
 	if len(rejected) == 0 {
 		return
 	}
-	batch := make([]model.Rejected, len(rejected))
+	batch := make([]checkstate.Rejected, len(rejected))
 	for i, r := range rejected {
-		batch[i] = model.Rejected{Source: source, Input: r.Input, Reasons: r.Reasons}
+		batch[i] = checkstate.Rejected{Source: source, Input: r.Input, Reasons: r.Reasons}
 	}
 	if err := rt.rejectKeeper().Write(ctx, batch); err != nil {
 		rt.log.Warn("rejected records not kept in Redis", zap.Error(err))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/internal/embeddedredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/redisconn"
 )
 
@@ -159,11 +159,11 @@ func (rt *runtime) maybeEmbedRedis() (bool, error) {
 const demoContact = "operator"
 
 func (rt *runtime) seedDemoContact(ctx context.Context) error {
-	demo := model.ContactData{ID: demoContact, ContactInfo: model.ContactInfo{FirstName: "Operator", LastName: "(demo)"},
-		Media: []model.Medium{{Name: "log", Address: "stdout"}}}
+	demo := roster.ContactData{ID: demoContact, ContactInfo: roster.ContactInfo{FirstName: "Operator", LastName: "(demo)"},
+		Media: []roster.Medium{{Name: "log", Address: "stdout"}}}
 	var created bool
 	err := rt.withConn(ctx, func(conn redis.Conn) (err error) {
-		created, err = model.SeedContact(ctx, conn, rt.keys, demo, true)
+		created, err = roster.SeedContact(ctx, conn, rt.keys, demo, true)
 		return err
 	})
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/lifecycle"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/receiver"
@@ -341,6 +341,6 @@ func newRegistry() *prometheus.Registry {
 func (p *process) keepRejected(source string) (func(receiver.Rejection), lifecycle.Stage) {
 	k := p.rejectKeeper()
 	return func(r receiver.Rejection) {
-		k.Keep(model.Rejected{Source: source, Input: r.Input, Reasons: r.Reasons})
+		k.Keep(checkstate.Rejected{Source: source, Input: r.Input, Reasons: r.Reasons})
 	}, lifecycle.Stage{Name: source + " rejections", Auxiliary: true, Run: k.Run}
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/gateways"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -97,7 +97,7 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	return s.deliver(ctx, to.Address, msg)
 }
 
-// zone is the contact's timezone, read from Redis through model.LoadContacts; the default when
+// zone is the contact's timezone, read from Redis through roster.LoadContacts; the default when
 // the contact has none, or it cannot be read (the mail is not held up for a Time row).
 func (s *Sender) zone(ctx context.Context, contactID string) *time.Location {
 	if s.pool == nil || contactID == "" {
@@ -109,7 +109,7 @@ func (s *Sender) zone(ctx context.Context, contactID string) *time.Location {
 		return s.defaultZone
 	}
 	defer conn.Close()
-	contacts, err := model.LoadContacts(conn, s.keys, []string{contactID})
+	contacts, err := roster.LoadContacts(conn, s.keys, []string{contactID})
 	if err != nil {
 		s.log.Warn("cannot read the contact's timezone; using the default", zap.String("contact", contactID), zap.Error(err))
 		return s.defaultZone

@@ -18,6 +18,8 @@ import (
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/internal/humantime"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -240,7 +242,7 @@ func (b *bot) tellMeAbout(ctx context.Context, c TellMeAbout, now time.Time) (st
 }
 
 // describe words one check's state and maintenance for "tell me about".
-func (b *bot) describe(s model.CheckStatus, now time.Time) []string {
+func (b *bot) describe(s views.CheckStatus, now time.Time) []string {
 	state := "never seen"
 	if s.State != "" {
 		state = gateways.StateWords(s.State)
@@ -258,7 +260,7 @@ func (b *bot) describe(s model.CheckStatus, now time.Time) []string {
 	}
 }
 
-func (b *bot) window(w model.Window, summary string, now time.Time) string {
+func (b *bot) window(w checkstate.Window, summary string, now time.Time) string {
 	if w.End == 0 {
 		return "none"
 	}

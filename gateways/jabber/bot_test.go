@@ -14,6 +14,7 @@ import (
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -241,7 +242,7 @@ func (f failingStore) CreateScheduledMaintenance(context.Context, []model.CheckR
 func (f failingStore) CurrentChecks(context.Context, []string) (map[string][]string, error) {
 	return nil, f.fail()
 }
-func (f failingStore) CheckStatuses(context.Context, time.Time, []model.CheckRef) ([]model.CheckStatus, error) {
+func (f failingStore) CheckStatuses(context.Context, time.Time, []model.CheckRef) ([]views.CheckStatus, error) {
 	return nil, f.fail()
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/flapjackgo/flapjack/internal/testing/testprosody"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -35,7 +37,7 @@ func windows(t *testing.T, db *testredis.DB, keys schema.Keys, id string) []stri
 	t.Helper()
 	conn := db.Conn(t)
 	defer conn.Close()
-	ws, err := model.ListMaintenance(conn, keys, schema.Scheduled, id)
+	ws, err := checkstate.ListMaintenance(conn, keys, schema.Scheduled, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +127,8 @@ func TestBotBulkCommands(t *testing.T) {
 	}
 	conn := db.Conn(t)
 	defer conn.Close()
-	st, err := model.CheckStatusAt(conn, keys, "app-02.example.com", "Disk", t0)
-	if err != nil || st.Scheduled != (model.Window{Start: t0.Unix(), End: t0.Unix() + 5400}) || st.ScheduledSummary != who+": patching" {
+	st, err := views.CheckStatusAt(conn, keys, "app-02.example.com", "Disk", t0)
+	if err != nil || st.Scheduled != (checkstate.Window{Start: t0.Unix(), End: t0.Unix() + 5400}) || st.ScheduledSummary != who+": patching" {
 		t.Errorf("status after maint = %+v, %v", st, err)
 	}
 	if n := db.Do(t, "EXISTS", keys.CurrentMaintenance(schema.Scheduled, "app-02.example.com:Disk")); n != int64(1) {
@@ -225,7 +227,7 @@ func TestBulkCommandsEndToEnd(t *testing.T) {
 	defer conn.Close()
 	for _, id := range []string{"app-01.example.com:HTTP", "app-02.example.com:Disk", "app-02.example.com:HTTP", "db-01.example.com:Disk", "app-01.example.com:Ping"} {
 		entity, check, _ := schema.SplitCheckID(id)
-		st, err := model.CheckStatusAt(conn, e.keys, entity, check, e.clk.Now())
+		st, err := views.CheckStatusAt(conn, e.keys, entity, check, e.clk.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

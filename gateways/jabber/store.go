@@ -9,6 +9,8 @@ import (
 
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -24,7 +26,7 @@ type Store interface {
 	// CurrentChecks maps each entity with current checks to their names, sorted.
 	CurrentChecks(ctx context.Context, entities []string) (map[string][]string, error)
 	// CheckStatuses reads the status and active maintenance of checks at now.
-	CheckStatuses(ctx context.Context, now time.Time, refs []model.CheckRef) ([]model.CheckStatus, error)
+	CheckStatuses(ctx context.Context, now time.Time, refs []model.CheckRef) ([]views.CheckStatus, error)
 	// FailingChecks maps each entity with failing current checks to their names, sorted.
 	FailingChecks(ctx context.Context) (map[string][]string, error)
 	// Enqueue pushes events for the executive, in order, all or none.
@@ -35,7 +37,7 @@ type Store interface {
 		summary string, now time.Time) (created int, err error)
 }
 
-// RedisStore is the Store on Redis: reads through model's lookups, events queued through
+// RedisStore is the Store on Redis: reads through model/views' lookups, events queued through
 // events.Publisher.
 type RedisStore struct {
 	Pool *redis.Pool
@@ -59,7 +61,7 @@ func (r RedisStore) CheckByHash(ctx context.Context, hash string) (model.CheckRe
 		return model.CheckRef{}, false, err
 	}
 	defer c.Close()
-	return model.CheckByHash(c, r.Keys, hash)
+	return views.CheckByHash(c, r.Keys, hash)
 }
 
 // EntityNames implements Store.
@@ -69,7 +71,7 @@ func (r RedisStore) EntityNames(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer c.Close()
-	return model.EntityNames(c, r.Keys)
+	return views.EntityNames(c, r.Keys)
 }
 
 // EntityExists implements Store.
@@ -79,7 +81,7 @@ func (r RedisStore) EntityExists(ctx context.Context, name string) (bool, error)
 		return false, err
 	}
 	defer c.Close()
-	return model.EntityExists(c, r.Keys, name)
+	return views.EntityExists(c, r.Keys, name)
 }
 
 // CurrentChecks implements Store.
@@ -89,17 +91,17 @@ func (r RedisStore) CurrentChecks(ctx context.Context, entities []string) (map[s
 		return nil, err
 	}
 	defer c.Close()
-	return model.CurrentChecksOf(c, r.Keys, entities)
+	return checkstate.CurrentChecksOf(c, r.Keys, entities)
 }
 
 // CheckStatuses implements Store.
-func (r RedisStore) CheckStatuses(ctx context.Context, now time.Time, refs []model.CheckRef) ([]model.CheckStatus, error) {
+func (r RedisStore) CheckStatuses(ctx context.Context, now time.Time, refs []model.CheckRef) ([]views.CheckStatus, error) {
 	c, err := r.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	return model.CheckStatuses(c, r.Keys, now, refs)
+	return views.CheckStatuses(c, r.Keys, now, refs)
 }
 
 // FailingChecks implements Store.
@@ -109,7 +111,7 @@ func (r RedisStore) FailingChecks(ctx context.Context) (map[string][]string, err
 		return nil, err
 	}
 	defer c.Close()
-	return model.CurrentFailingChecks(c, r.Keys)
+	return views.CurrentFailingChecks(c, r.Keys)
 }
 
 // Enqueue implements Store: the events go onto the executive's list through the one publisher.
@@ -120,7 +122,7 @@ func (r RedisStore) Enqueue(ctx context.Context, evs ...schema.Event) error {
 	return nil
 }
 
-// CreateScheduledMaintenance implements Store through model.CreateScheduledMaintenance (the
+// CreateScheduledMaintenance implements Store through checkstate.CreateScheduledMaintenance (the
 // writer of `flapjack maintenance create`), one check at a time on one connection.
 func (r RedisStore) CreateScheduledMaintenance(ctx context.Context, refs []model.CheckRef, start time.Time,
 	duration time.Duration, summary string, now time.Time) (int, error) {
@@ -133,7 +135,7 @@ func (r RedisStore) CreateScheduledMaintenance(ctx context.Context, refs []model
 		if err := ctx.Err(); err != nil {
 			return i, err
 		}
-		if err := model.CreateScheduledMaintenance(c, r.Keys, ref.Entity, ref.Check, start, duration, summary, now); err != nil {
+		if err := checkstate.CreateScheduledMaintenance(c, r.Keys, ref.Entity, ref.Check, start, duration, summary, now); err != nil {
 			return i, err
 		}
 	}

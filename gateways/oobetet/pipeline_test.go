@@ -22,7 +22,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/testing/testprosody"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/lifecycle"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
@@ -42,9 +42,9 @@ func TestWholePath(t *testing.T) {
 	keys := schema.NewKeys("")
 	// The rooms' contact: every check's alerts go to the room.
 	conn := db.Pool.Get()
-	if _, err := model.SeedContact(context.Background(), conn, keys, model.ContactData{ID: "ops",
-		ContactInfo: model.ContactInfo{FirstName: "Ops", LastName: "Room"},
-		Media:       []model.Medium{{Name: jabber.Medium, Address: rm.jid}}}, true); err != nil {
+	if _, err := roster.SeedContact(context.Background(), conn, keys, roster.ContactData{ID: "ops",
+		ContactInfo: roster.ContactInfo{FirstName: "Ops", LastName: "Room"},
+		Media:       []roster.Medium{{Name: jabber.Medium, Address: rm.jid}}}, true); err != nil {
 		t.Fatal(err)
 	}
 	conn.Close()

@@ -14,7 +14,7 @@ import (
 	"unicode"
 
 	"github.com/flapjackgo/flapjack/internal/text"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // REST API paging: incidents asked per page, and pages read at most per query.
@@ -54,7 +54,7 @@ type incidentQuerier struct {
 
 // acknowledged looks for an acknowledged incident with incidentKey created within
 // [since, until]: REST v2 with a token, else REST v1 of the subdomain with basic auth.
-func (q incidentQuerier) acknowledged(ctx context.Context, c model.PagerdutyCredentials, incidentKey string, since, until time.Time) (ackLookup, error) {
+func (q incidentQuerier) acknowledged(ctx context.Context, c roster.PagerdutyCredentials, incidentKey string, since, until time.Time) (ackLookup, error) {
 	if c.Token != "" {
 		return q.v2(ctx, c, incidentKey, since, until)
 	}
@@ -75,7 +75,7 @@ type v2Incidents struct {
 	More bool `json:"more"`
 }
 
-func (q incidentQuerier) v2(ctx context.Context, c model.PagerdutyCredentials, incidentKey string, since, until time.Time) (ackLookup, error) {
+func (q incidentQuerier) v2(ctx context.Context, c roster.PagerdutyCredentials, incidentKey string, since, until time.Time) (ackLookup, error) {
 	// The offset moves by what came back: PagerDuty may answer fewer than the limit asked.
 	offset := 0
 	for page := 0; page < maxPages; page++ {
@@ -131,7 +131,7 @@ type v1Incidents struct {
 
 var subdomainRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
 
-func (q incidentQuerier) v1(ctx context.Context, c model.PagerdutyCredentials, incidentKey string, since, until time.Time) (ackLookup, error) {
+func (q incidentQuerier) v1(ctx context.Context, c roster.PagerdutyCredentials, incidentKey string, since, until time.Time) (ackLookup, error) {
 	if !subdomainRE.MatchString(c.Subdomain) {
 		return ackLookup{}, &apiError{err: fmt.Errorf("subdomain %q is not a host name label", c.Subdomain), refused: true}
 	}

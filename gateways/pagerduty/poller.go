@@ -13,7 +13,8 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -197,7 +198,7 @@ func (p *AckPoller) RunOnce(ctx context.Context) (RunResult, error) {
 // candidate is a failing, unacknowledged check with the PagerDuty credentials of its contacts.
 type candidate struct {
 	id, entity, check string
-	creds             []model.PagerdutyCredentials
+	creds             []roster.PagerdutyCredentials
 }
 
 func (p *AckPoller) run(ctx context.Context, now time.Time) (RunResult, error) {
@@ -228,7 +229,7 @@ func (p *AckPoller) run(ctx context.Context, now time.Time) (RunResult, error) {
 		p.log.Warn("cannot forget queued acknowledgements", zap.Error(err))
 	}
 	// Credentials PagerDuty refused (401, 403, 429) are not used again in this run.
-	refused := map[model.PagerdutyCredentials]bool{}
+	refused := map[roster.PagerdutyCredentials]bool{}
 	since, until := now.Add(-p.cfg.SinceWindow), now.Add(untilAhead)
 	for _, c := range candidates {
 		if ctx.Err() != nil {
@@ -275,14 +276,14 @@ func (p *AckPoller) candidates(ctx context.Context, ids []string, now time.Time,
 	settled = queuedAcks{}
 	for start := 0; start < len(ids); start += factsBatch {
 		batch := ids[start:min(start+factsBatch, len(ids))]
-		var reqs []model.FactsRequest
+		var reqs []checkstate.FactsRequest
 		for _, id := range batch {
 			entity, check, ok := schema.SplitCheckID(id)
 			if !ok {
 				p.log.Warn("failed_checks has a member that is not ENTITY:CHECK", zap.String("member", id))
 				continue
 			}
-			reqs = append(reqs, model.FactsRequest{Entity: entity, Check: check, Mode: model.ModeEventOK})
+			reqs = append(reqs, checkstate.FactsRequest{Entity: entity, Check: check, Mode: checkstate.ModeEventOK})
 		}
 		facts, err := p.readFacts(ctx, now, reqs)
 		if err != nil {
@@ -317,39 +318,39 @@ func (p *AckPoller) candidates(ctx context.Context, ids []string, now time.Time,
 	return out, settled, errs
 }
 
-func (p *AckPoller) readFacts(ctx context.Context, now time.Time, reqs []model.FactsRequest) ([]model.CheckFacts, error) {
+func (p *AckPoller) readFacts(ctx context.Context, now time.Time, reqs []checkstate.FactsRequest) ([]checkstate.CheckFacts, error) {
 	conn, err := p.pool.GetContext(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	return model.ReadFacts(conn, p.keys, now, reqs)
+	return checkstate.ReadFacts(conn, p.keys, now, reqs)
 }
 
 // unacknowledgedFailure reports a check in a failing state, outside unscheduled maintenance
 // (an acknowledgement) at now.
-func unacknowledgedFailure(f model.CheckFacts, now time.Time) bool {
+func unacknowledgedFailure(f checkstate.CheckFacts, now time.Time) bool {
 	return schema.IsFailure(f.State) && !f.UnscheduledMaintenance.Covers(now.Unix())
 }
 
 // credentials collects the distinct PagerDuty credentials of the check's contacts that have a
 // PagerDuty address and usable credentials, in contact order.
-func (p *AckPoller) credentials(ctx context.Context, entity, check string) ([]model.PagerdutyCredentials, error) {
+func (p *AckPoller) credentials(ctx context.Context, entity, check string) ([]roster.PagerdutyCredentials, error) {
 	conn, err := p.pool.GetContext(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	ids, err := model.ContactIDsFor(conn, p.keys, entity, check)
+	ids, err := roster.ContactIDsFor(conn, p.keys, entity, check)
 	if err != nil {
 		return nil, err
 	}
-	contacts, err := model.LoadContacts(conn, p.keys, ids)
+	contacts, err := roster.LoadContacts(conn, p.keys, ids)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[model.PagerdutyCredentials]bool{}
-	var out []model.PagerdutyCredentials
+	seen := map[roster.PagerdutyCredentials]bool{}
+	var out []roster.PagerdutyCredentials
 	for _, c := range contacts {
 		if c.Media[Medium] == "" || !c.Pagerduty.Present() || seen[c.Pagerduty] {
 			continue
@@ -363,7 +364,7 @@ func (p *AckPoller) credentials(ctx context.Context, entity, check string) ([]mo
 // lookup asks PagerDuty with each credential set of the check until one finds an acknowledged
 // incident (Flapjack used only the first set).
 func (p *AckPoller) lookup(ctx context.Context, c candidate, since, until time.Time,
-	refused map[model.PagerdutyCredentials]bool) (found bool, by string, errs int) {
+	refused map[roster.PagerdutyCredentials]bool) (found bool, by string, errs int) {
 	for _, cred := range c.creds {
 		if refused[cred] {
 			continue
@@ -390,7 +391,7 @@ func (p *AckPoller) lookup(ctx context.Context, c candidate, since, until time.T
 	return false, "", errs
 }
 
-func authKind(c model.PagerdutyCredentials) string {
+func authKind(c roster.PagerdutyCredentials) string {
 	if c.Token != "" {
 		return "token " + Redact(c.Token)
 	}
@@ -402,7 +403,7 @@ func authKind(c model.PagerdutyCredentials) string {
 // pagerduty_acks_queued decides, atomically).
 func (p *AckPoller) enqueue(ctx context.Context, c candidate, by string) (bool, error) {
 	now := p.clock.Now()
-	facts, err := p.readFacts(ctx, now, []model.FactsRequest{{Entity: c.entity, Check: c.check, Mode: model.ModeEventOK}})
+	facts, err := p.readFacts(ctx, now, []checkstate.FactsRequest{{Entity: c.entity, Check: c.check, Mode: checkstate.ModeEventOK}})
 	if err != nil {
 		return false, err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -104,7 +104,7 @@ func (e *pollEnv) contact(id, entity string, media, pd map[string]string) {
 	e.t.Helper()
 	conn := e.db.Conn(e.t)
 	defer conn.Close()
-	entityID, err := model.EntityID(conn, e.keys, entity)
+	entityID, err := roster.EntityID(conn, e.keys, entity)
 	if err != nil || entityID == "" {
 		e.t.Fatalf("entity %s has no id (send an event first): %v", entity, err)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/internal/testing/testbinary"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -70,8 +70,8 @@ func postEvents(t *testing.T, addr string, events []map[string]any) {
 func TestSeparateProcessesLoseNothing(t *testing.T) {
 	db := testredis.New(t)
 	conn := db.Conn(t)
-	demo := model.ContactData{ID: "oncall", Media: []model.Medium{{Name: "log", Address: "stdout"}}}
-	if _, err := model.SeedContact(context.Background(), conn, schema.NewKeys(""), demo, true); err != nil {
+	demo := roster.ContactData{ID: "oncall", Media: []roster.Medium{{Name: "log", Address: "stdout"}}}
+	if _, err := roster.SeedContact(context.Background(), conn, schema.NewKeys(""), demo, true); err != nil {
 		t.Fatal(err)
 	}
 	apiAddr := testbinary.FreeAddr(t)

@@ -18,7 +18,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/testing/testproviders"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/internal/testing/testsmtp"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -73,8 +73,8 @@ gateways:
 	}
 
 	conn := db.Conn(t)
-	contact := model.ContactData{ID: "ada", ContactInfo: model.ContactInfo{FirstName: "Ada", LastName: "Lovelace"},
-		Media: []model.Medium{
+	contact := roster.ContactData{ID: "ada", ContactInfo: roster.ContactInfo{FirstName: "Ada", LastName: "Lovelace"},
+		Media: []roster.Medium{
 			{Name: "email", Address: "ada@example.com"},
 			{Name: "sms_twilio", Address: "+15005550001"},
 			{Name: "sms_nexmo", Address: "+447700900001"},
@@ -83,7 +83,7 @@ gateways:
 			{Name: "slack", Address: servers["slack"].URL + "/services/T000/B000/XXXX"},
 			{Name: "webhook", Address: servers["webhook"].URL + "/flapjack"},
 		}}
-	if _, err := model.SeedContact(context.Background(), conn, schema.NewKeys(""), contact, true); err != nil {
+	if _, err := roster.SeedContact(context.Background(), conn, schema.NewKeys(""), contact, true); err != nil {
 		t.Fatal(err)
 	}
 

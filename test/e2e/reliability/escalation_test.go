@@ -12,7 +12,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -35,9 +35,9 @@ func TestEscalationStepsOnceThroughNotifierKills(t *testing.T) {
 	}
 	conn := db.Conn(t)
 	defer conn.Close()
-	res, err := model.PutEscalationPolicies(ctx, conn, keys, []model.EscalationPolicy{{ID: "oncall", Steps: []model.EscalationStep{
+	res, err := roster.PutEscalationPolicies(ctx, conn, keys, []roster.EscalationPolicy{{ID: "oncall", Steps: []roster.EscalationStep{
 		{Delay: 0, Contacts: []string{"ada"}}, {Delay: 3, Contacts: []string{"bob"}}, {Delay: 6, Contacts: []string{"carol"}}}}},
-		model.ReplaceOptions{})
+		roster.ReplaceOptions{})
 	if err != nil || len(res.Problems) > 0 {
 		t.Fatalf("put policy: %v %v", err, res.Problems)
 	}
