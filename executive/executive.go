@@ -126,11 +126,7 @@ type Executive struct {
 	target   model.ApplyTarget
 	cache    *factsCache // nil when off
 	factsBuf []checkstate.CheckFacts
-	// ahead is the batch claimed behind the last one's last part, processed next
-	ahead *parsedBatch
-	// readBack holds the sequence numbers of a failed batch's events and of the batch claimed
-	// ahead of it, by item, for their reading back from the processing list (renumberReadBack)
-	readBack map[string][]int64
+	batches  batches
 }
 
 // New builds an executive; it touches Redis only when run.
@@ -163,6 +159,7 @@ func New(o Options) *Executive {
 			InstanceCounters: o.Keys.InstanceEventCounters(o.Identity.ID()),
 		},
 	}
+	x.batches = batches{pool: o.Pool, consumer: consumer, batchSize: o.Config.BatchSize, metrics: x.metrics, log: x.log}
 	x.registry = &queue.Registry{
 		Pool: o.Pool, Keys: o.Keys, Spec: spec, ID: o.Identity, Clock: o.HeartbeatClock,
 		Version: o.Version, Beat: o.Beat, Log: x.log, Stats: x.metrics.instanceStats,
@@ -221,18 +218,9 @@ func (x *Executive) ProcessNext(ctx context.Context, wait time.Duration) (int, e
 
 // ProcessNextResult is ProcessNext returning the batch's result (with its notifications).
 func (x *Executive) ProcessNextResult(ctx context.Context, wait time.Duration) (Result, error) {
-	next := x.ahead
-	x.ahead = nil
-	if next == nil {
-		batch, err := x.consumer.Next(ctx, x.cfg.BatchSize, wait)
-		if err != nil {
-			return Result{}, err
-		}
-		next = x.parse(batch)
-		x.renumberReadBack(next)
-		if len(batch.Items) == 0 {
-			return Result{}, nil
-		}
+	next, err := x.batches.next(ctx, wait)
+	if err != nil || next == nil {
+		return Result{}, err
 	}
 	// the batch claims the next one only while ctx lasts; the Loop's Close finishes that one
 	// (FinishClaimed)
@@ -242,8 +230,7 @@ func (x *Executive) ProcessNextResult(ctx context.Context, wait time.Duration) (
 // FinishClaimed processes the batch claimed ahead, if any (queue.Finisher): a stopping executive
 // finishes it rather than hand it back.
 func (x *Executive) FinishClaimed(ctx context.Context) (int, error) {
-	next := x.ahead
-	x.ahead = nil
+	next := x.batches.takeAhead()
 	if next == nil {
 		return 0, nil
 	}
@@ -256,45 +243,9 @@ func (x *Executive) FinishClaimed(ctx context.Context) (int, error) {
 func (x *Executive) processClaimed(ctx context.Context, next *parsedBatch, live context.Context) (Result, error) {
 	res, err := x.processBatch(context.WithoutCancel(ctx), next, live)
 	if err != nil {
-		x.dropAhead(next)
+		x.batches.dropAhead(next)
 	}
 	return res, err
-}
-
-// dropAhead follows a failed batch: what is left of it, and the batch claimed ahead of it, stay
-// in the processing list and are read from there, in claim order (see renumberReadBack).
-func (x *Executive) dropAhead(failed *parsedBatch) {
-	x.consumer.MarkUnfinished()
-	x.readBack = make(map[string][]int64)
-	for _, p := range []*parsedBatch{failed, x.ahead} {
-		if p == nil {
-			continue
-		}
-		for _, e := range p.pending {
-			if e.seq > 0 {
-				x.readBack[e.raw] = append(x.readBack[e.raw], e.seq)
-			}
-		}
-	}
-	x.ahead = nil
-}
-
-// renumberReadBack gives the events of a batch read back from the processing list after a
-// failure the sequence numbers they were claimed with (an item's copies take theirs in claim
-// order): read back, events carry none, and one would not be ordered against a peer's result
-// for its check in the same second.
-func (x *Executive) renumberReadBack(p *parsedBatch) {
-	claimed := x.readBack
-	x.readBack = nil
-	if p.batch.FirstSequence != 0 {
-		return
-	}
-	for i := range p.pending {
-		e := &p.pending[i]
-		if seqs := claimed[e.raw]; len(seqs) > 0 {
-			e.seq, claimed[e.raw] = seqs[0], seqs[1:]
-		}
-	}
 }
 
 // Result summarises a processed batch.
@@ -324,11 +275,11 @@ const maxConflictRounds = 50
 // ProcessBatch processes claimed items in claim order. Events for different checks are decided
 // together; a second event for the same check waits for the first to be applied.
 func (x *Executive) ProcessBatch(ctx context.Context, batch queue.Batch) (Result, error) {
-	return x.processBatch(ctx, x.parse(batch), nil)
+	return x.processBatch(ctx, parseBatch(batch), nil)
 }
 
 // processBatch is ProcessBatch of a parsed batch. While live lasts (nil: never), a full batch
-// applied in parts claims the next one behind its last part (x.ahead; see receiveAhead).
+// applied in parts claims the next one behind its last part (batches.ahead; see receiveAhead).
 func (x *Executive) processBatch(ctx context.Context, parsed *parsedBatch, live context.Context) (Result, error) {
 	started := time.Now()
 	var res Result
@@ -371,11 +322,12 @@ func (x *Executive) processBatch(ctx context.Context, parsed *parsedBatch, live 
 		}
 		var retry []pendingEvent
 		var applier redis.Conn
-		if round == 0 && batch.Whole && len(deferred) == 0 && len(batch.Items) >= minBatchInParts {
-			applier = x.spareConn(ctx)
+		if round == 0 && batch.Whole && len(deferred) == 0 {
+			applier = x.batches.partsConn(ctx, len(batch.Items))
 		}
 		if applier != nil {
-			retry, err = x.applyInParts(ctx, conn, applier, &all, len(batch.Items), now, &r)
+			steps := partSteps{x: x, ctx: ctx, conn: conn, now: now, r: &r}
+			retry, err = x.batches.applyInParts(conn, applier, &all, len(batch.Items), r.aheadWhile, steps)
 			applier.Close()
 		} else {
 			listLen := 0
@@ -425,32 +377,6 @@ type roundPart struct {
 	archive   []string // the claimed items to archive with this part (round 0's)
 }
 
-// split cuts the round into the parts whose items have the slots [bounds[k], bounds[k+1]); each
-// part archives its own items (the whole batch's, in slot order), so the archive is written with
-// the removal of the items it holds: when a later part fails, the items read back from the
-// processing list were not archived yet.
-func (p *roundPart) split(bounds []int) []*roundPart {
-	parts := make([]*roundPart, 0, len(bounds)-1)
-	events, rejected, lo := 0, 0, bounds[0]
-	for _, hi := range bounds[1:] {
-		e, j := events, rejected
-		for e < len(p.events) && p.events[e].slot < hi {
-			e++
-		}
-		for j < len(p.rejected) && p.rejected[j].Slot < hi {
-			j++
-		}
-		part := &roundPart{events: p.events[events:e], facts: p.facts[events:e],
-			cached: p.cached[events:e], rejected: p.rejected[rejected:j]}
-		if p.archive != nil {
-			part.archive = p.archive[lo:hi]
-		}
-		parts = append(parts, part)
-		events, rejected, lo = e, j, hi
-	}
-	return parts
-}
-
 // applyRound decides a round's events and applies them in one call. listLen > 0 says the round's
 // items are the processing list's oldest, this many (model.ApplyTarget.ListLen).
 func (x *Executive) applyRound(ctx context.Context, conn redis.Conn, p *roundPart, listLen int, now time.Time, r *roundState) ([]pendingEvent, error) {
@@ -461,151 +387,25 @@ func (x *Executive) applyRound(ctx context.Context, conn redis.Conn, p *roundPar
 	return x.settlePart(p, statuses, err, r)
 }
 
-// minBatchInParts is the smallest batch applied in parts; firstPart is its first part's size.
-const (
-	minBatchInParts = 64
-	firstPart       = 16
-)
-
-// partBounds splits a batch of n claimed items into slot ranges [b[k], b[k+1]) applied one after
-// the other while the next is decided: the first small, so Redis waits little for its
-// decisions, each next twice the last, as deciding an event costs the executive about half of
-// what applying it costs Redis.
-func partBounds(n int) []int {
-	bounds := []int{0}
-	for at, size := 0, firstPart; at < n; size *= 2 {
-		at = min(n, at+size)
-		bounds = append(bounds, at)
-	}
-	return bounds
+// partSteps are the executive's steps for each part of a round the transport applies in parts:
+// decide its events, build its apply call (listLen and slotBase as in preparePart), and take
+// the call's outcome.
+type partSteps struct {
+	x    *Executive
+	ctx  context.Context
+	conn redis.Conn
+	now  time.Time
+	r    *roundState
 }
 
-// applyInParts decides and applies round 0 of a whole batch whose checks all differ in parts,
-// each sent down applier before the previous one's reply is read: while Redis applies one part,
-// the executive decides the next, and Redis finds it waiting. Parts share no check, so a part's
-// decisions never wait for the previous part's outcome; each part's items are the oldest left in
-// the processing list, which names them by slot (model.ApplyTarget.ListLen).
-func (x *Executive) applyInParts(ctx context.Context, conn, applier redis.Conn, round *roundPart, n int, now time.Time, r *roundState) ([]pendingEvent, error) {
-	type sentPart struct {
-		part *roundPart
-		call *model.ApplyCall
-	}
-	var inflight, again []sentPart // again: parts to send once no reply is pending
-	var retry []pendingEvent
-	claimSent := false
-	defer func() {
-		// after an error, the parts sent still count what they finished (the batch is retried
-		// from the processing list, with the batch claimed ahead)
-		for _, s := range inflight {
-			if statuses, err := s.call.Receive(applier); err == nil || errors.As(err, new(*model.WriteError)) {
-				_, _ = x.settlePart(s.part, statuses, err, r)
-			}
-		}
-		if claimSent {
-			x.receiveAhead(applier)
-		}
-	}()
-	settle := func(s sentPart, statuses []model.Status, err error) error {
-		more, err := x.settlePart(s.part, statuses, err, r)
-		retry = append(retry, more...)
-		return err
-	}
-	receive := func() error {
-		s := inflight[0]
-		inflight = inflight[1:]
-		statuses, err := s.call.Receive(applier)
-		if errors.Is(err, model.ErrSendAgain) {
-			again = append(again, s)
-			if len(again) > 1 {
-				return nil // the parts after the first one sent again fail on its account
-			}
-			// when Redis forgot the script, the parts sent from now on find it
-			return model.LoadApplyScript(conn)
-		}
-		return settle(s, statuses, err)
-	}
-	bounds := partBounds(n)
-	for k, p := range round.split(bounds) {
-		if err := x.decidePart(ctx, conn, p, now, r); err != nil {
-			return nil, err
-		}
-		call := x.preparePart(p, now, bounds[k+1]-bounds[k], bounds[k])
-		if err := call.Send(applier); err != nil {
-			return nil, err
-		}
-		inflight = append(inflight, sentPart{p, call})
-		if len(inflight) == 2 {
-			if err := receive(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if r.aheadWhile != nil && r.aheadWhile.Err() == nil && len(again) == 0 {
-		// behind the last part: see receiveAhead
-		if err := x.consumer.SendClaim(applier, x.cfg.BatchSize); err != nil {
-			return nil, err
-		}
-		claimSent = true
-	}
-	for len(inflight) > 0 {
-		if err := receive(); err != nil {
-			return nil, err
-		}
-	}
-	if claimSent {
-		claimSent = false
-		x.receiveAhead(applier)
-	}
-	for _, s := range again {
-		// named, its conflicted items stay where they are, older than any claimed ahead (named
-		// even when none was: this path is rare, and the names cost only bytes)
-		s.call.SendItems()
-		statuses, err := s.call.Do(applier)
-		if err := settle(s, statuses, err); err != nil {
-			return nil, err
-		}
-	}
-	return retry, nil
+func (s partSteps) decide(p *roundPart) error { return s.x.decidePart(s.ctx, s.conn, p, s.now, s.r) }
+
+func (s partSteps) prepare(p *roundPart, listLen, slotBase int) *model.ApplyCall {
+	return s.x.preparePart(p, s.now, listLen, slotBase)
 }
 
-// receiveAhead reads the claim sent behind a batch's last part. Sent on the parts' connection,
-// it runs once they have all run, so Redis finds it waiting instead of idling for a round trip,
-// the executive parses the batch before it is needed, and the items the parts left claimed
-// (conflicts) stay older in the processing list than the claimed ones: retried in this batch's
-// later rounds, or read back in claim order with the claimed ones if this batch fails (see
-// dropAhead). A part sent again after the claim names its items, for the same reason. Once this
-// batch is finished the list holds the claimed batch alone (only a whole batch is applied in
-// parts), so that one is whole.
-func (x *Executive) receiveAhead(applier redis.Conn) {
-	batch, err := x.consumer.ReceiveClaim(applier)
-	if err != nil {
-		x.metrics.redisErrors.Inc()
-		x.log.Warn("claiming the next batch ahead failed; the processing list is read before claiming again", zap.Error(err))
-		return
-	}
-	if len(batch.Items) > 0 {
-		batch.Whole = true
-		x.ahead = x.parse(batch)
-	}
-}
-
-// spareWait bounds the wait for a second connection to apply a batch in parts.
-const spareWait = 10 * time.Millisecond
-
-// spareConn is a second connection, for applying a batch in parts, or nil when the pool cannot
-// spare one soon (redis.pool_size 1, or every connection busy): the batch is then applied in
-// one call rather than waiting for a connection while holding one.
-func (x *Executive) spareConn(ctx context.Context) redis.Conn {
-	if x.pool.MaxActive == 1 {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, spareWait)
-	defer cancel()
-	c, err := x.pool.GetContext(ctx)
-	if err != nil {
-		return nil
-	}
-	return c
+func (s partSteps) settle(p *roundPart, statuses []model.Status, err error) ([]pendingEvent, error) {
+	return s.x.settlePart(p, statuses, err, s.r)
 }
 
 // decidePart decides the part's events on their facts.
@@ -686,39 +486,6 @@ func (x *Executive) settlePart(p *roundPart, statuses []model.Status, err error,
 		}
 	}
 	return retry, nil
-}
-
-// parsedBatch is a claimed batch parsed: its events, and the items that are not valid events.
-type parsedBatch struct {
-	batch    queue.Batch
-	pending  []pendingEvent
-	failures []parseFailure
-}
-
-// parseFailure is a claimed item that is not a valid event; it becomes a rejected record when
-// its batch is applied, at that batch's time.
-type parseFailure struct {
-	raw  string
-	slot int
-	err  error
-}
-
-// parse validates every claimed item.
-func (x *Executive) parse(batch queue.Batch) *parsedBatch {
-	p := &parsedBatch{batch: batch, pending: make([]pendingEvent, 0, len(batch.Items))}
-	for i, raw := range batch.Items {
-		seq := int64(0)
-		if batch.FirstSequence > 0 {
-			seq = batch.FirstSequence + int64(i)
-		}
-		ev, err := schema.ParseEventString(raw)
-		if err != nil {
-			p.failures = append(p.failures, parseFailure{raw: raw, slot: i, err: err})
-			continue
-		}
-		p.pending = append(p.pending, pendingEvent{raw: raw, seq: seq, slot: i, event: ev})
-	}
-	return p
 }
 
 // rejectRecords makes the records that keep invalid items' raw payloads (SPEC 4.2).

@@ -421,14 +421,14 @@ func TestAStoppingExecutiveFinishesWhatItClaimed(t *testing.T) {
 		n, _ := redis.Int(h.db.Do(t, "LLEN", h.keys.Events()), nil)
 		return n
 	}
-	if n, err := x.ProcessNext(ctx, 0); err != nil || n != 128 || x.ahead == nil || queued() != 128 {
+	if n, err := x.ProcessNext(ctx, 0); err != nil || n != 128 || x.batches.ahead == nil || queued() != 128 {
 		t.Fatalf("first call: finished %d (%v), claimed ahead: %v, %d queued; want 128, the second batch, 128",
-			n, err, x.ahead != nil, queued())
+			n, err, x.batches.ahead != nil, queued())
 	}
 	// shutdown starts as the second batch's first part is sent
-	if n, err := x.ProcessNext(ctx, 0); err != nil || n != 128 || x.ahead != nil || queued() != 128 {
+	if n, err := x.ProcessNext(ctx, 0); err != nil || n != 128 || x.batches.ahead != nil || queued() != 128 {
 		t.Fatalf("second call: finished %d (%v), claimed ahead: %v, %d queued; want 128, nothing claimed, 128",
-			n, err, x.ahead != nil, queued())
+			n, err, x.batches.ahead != nil, queued())
 	}
 	for c := range 2 * 128 {
 		if s := h.hget(fmt.Sprintf("check:host:check %d", c), "state"); s != "critical" {
@@ -437,14 +437,14 @@ func TestAStoppingExecutiveFinishesWhatItClaimed(t *testing.T) {
 	}
 
 	// a batch claimed ahead when the Loop stops is applied by Close
-	if n, err := x.ProcessNext(context.Background(), 0); err != nil || n != 128 || x.ahead != nil {
-		t.Fatalf("third call: finished %d (%v), claimed ahead: %v", n, err, x.ahead != nil)
+	if n, err := x.ProcessNext(context.Background(), 0); err != nil || n != 128 || x.batches.ahead != nil {
+		t.Fatalf("third call: finished %d (%v), claimed ahead: %v", n, err, x.batches.ahead != nil)
 	}
 	for c := range 3 * 128 {
 		h.db.Do(t, "LPUSH", h.keys.Events(), serviceEventFor("host", fmt.Sprintf("check %d", c), "ok"))
 	}
-	if n, err := x.ProcessNext(context.Background(), 0); err != nil || n != 128 || x.ahead == nil {
-		t.Fatalf("fourth call: finished %d (%v), claimed ahead: %v", n, err, x.ahead != nil)
+	if n, err := x.ProcessNext(context.Background(), 0); err != nil || n != 128 || x.batches.ahead == nil {
+		t.Fatalf("fourth call: finished %d (%v), claimed ahead: %v", n, err, x.batches.ahead != nil)
 	}
 	if n, err := x.Loop(false).Close(context.Background()); err != nil || n != 0 {
 		t.Fatalf("Close handed back %d items (%v), want none", n, err)
