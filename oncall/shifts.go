@@ -97,12 +97,15 @@ func (l *layer) changes(points []time.Time, wFrom int64, until time.Time, loc *t
 
 // windowEdges appends where the layer's restriction windows open and close on each day between
 // the clock readings wFrom and wUntil (from the day before, for windows running past midnight).
+// Windows follow the clock, so in the hour repeated in autumn an edge comes twice.
 func (l *layer) windowEdges(points []time.Time, wFrom, wUntil int64, loc *time.Location) []time.Time {
 	for day := floorDiv(wFrom, daySeconds) - 1; day <= floorDiv(wUntil, daySeconds); day++ {
 		for _, win := range l.windows {
 			if win.days[weekday(day)] {
-				open := day*daySeconds + win.from
-				points = append(points, instant(open, loc), instant(open+win.length, loc))
+				for _, edge := range [2]int64{day*daySeconds + win.from, day*daySeconds + win.from + win.length} {
+					first, last := readings(edge, loc)
+					points = append(points, first, last)
+				}
 			}
 		}
 	}

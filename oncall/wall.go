@@ -24,21 +24,32 @@ func offsetAt(unix int64, loc *time.Location) int {
 // the clock jumps, the end of the gap. So instant is non-decreasing in w, and
 // instant(wallOf(t)) <= t.
 func instant(w int64, loc *time.Location) time.Time {
+	first, _ := readings(w, loc)
+	return first
+}
+
+// readings are the first and the last moment the clock in loc reads w (the same but in the
+// hour repeated in autumn; both the end of the gap for a time the clock skips).
+func readings(w int64, loc *time.Location) (first, last time.Time) {
 	before, after := offsetAt(w-daySeconds, loc), offsetAt(w+daySeconds, loc)
 	found := false
-	var best int64
+	var lo, hi int64
 	for _, off := range [2]int{before, after} {
 		x := w - int64(off)
-		if offsetAt(x, loc) == off && (!found || x < best) {
-			best, found = x, true
+		if offsetAt(x, loc) != off {
+			continue
 		}
+		if !found {
+			lo, hi, found = x, x, true
+		}
+		lo, hi = min(lo, x), max(hi, x)
 	}
 	if found {
-		return time.Unix(best, 0).UTC()
+		return time.Unix(lo, 0).UTC(), time.Unix(hi, 0).UTC()
 	}
 	// In a gap: reading w with the earlier offset lands just after the jump.
 	start, _ := time.Unix(w-int64(before), 0).In(loc).ZoneBounds()
-	return start.UTC()
+	return start.UTC(), start.UTC()
 }
 
 // floorDiv divides rounding towards minus infinity (b > 0).
