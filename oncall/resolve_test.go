@@ -102,6 +102,11 @@ func TestAt(t *testing.T) {
 		{"a doubled 01:30 hand-off happens the first time", smallHours, "2026-10-25T00:30:00Z", layerOf("daily", 0, "ada")},
 		{"the second 01:30 is the same turn", smallHours, "2026-10-25T01:30:00Z", layerOf("daily", 0, "ada")},
 		{"just before the first 01:30", smallHours, "2026-10-25T00:29:59Z", layerOf("daily", 0, "bob")},
+		// 20-minute turns from 00:10: turn 648 (a) starts 2026-03-29 00:10 GMT; those of 01:10 (a)
+		// and 01:30 (b) are skipped with the hour, 01:50's (c) starts at the jump
+		{"20-minute turns before the jump", mustParse(t, smallTurns), "2026-03-29T00:59:59Z", layerOf("base", 0, "c")},
+		{"turns in the skipped hour are lost", mustParse(t, smallTurns), "2026-03-29T01:00:00Z", layerOf("base", 0, "c")},
+		{"and the order carries on", mustParse(t, smallTurns), "2026-03-29T01:10:00Z", layerOf("base", 0, "a")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
