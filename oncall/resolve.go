@@ -41,9 +41,10 @@ func (s *Schedule) At(t time.Time) OnCall {
 			return OnCall{Contacts: []string{o.Contact}, Source: FromOverride, Index: i}
 		}
 	}
-	w := wallOf(t, s.loc)
+	loc := s.Location()
+	w := wallOf(t, loc)
 	for i := len(s.layers) - 1; i >= 0; i-- {
-		if m, ok := s.layers[i].member(t, w, s.loc); ok {
+		if m, ok := s.layers[i].member(t, w, loc); ok {
 			return OnCall{Contacts: []string{m}, Source: FromLayer, Layer: s.layers[i].name, Index: i}
 		}
 	}

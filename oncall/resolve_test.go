@@ -188,3 +188,13 @@ func TestInstant(t *testing.T) {
 		})
 	}
 }
+
+func TestAtOnAScheduleNotPrepared(t *testing.T) {
+	s := &Schedule{ID: "raw", Fallback: []string{"ada"}, Layers: []Layer{{Name: "l", Start: "2026-01-01T00:00:00", Turn: "1 day", Members: []string{"bob"}}}}
+	if got := s.At(utc("2026-04-01T00:00:00Z")); got.Source != FromFallback {
+		t.Errorf("At = %+v, want the fallback", got)
+	}
+	if _, err := s.Shifts(utc("2026-04-01T00:00:00Z"), utc("2026-04-02T00:00:00Z")); err != nil {
+		t.Error(err)
+	}
+}

@@ -12,9 +12,9 @@ import (
 )
 
 // Schedule is one schedule of the import format. A Schedule is usable (At, Shifts, calendars)
-// only once it has come out of Parse or ParseSchedule, which validate it and prepare its layers;
-// its exported fields keep the file's text, so encoding it as JSON gives back an importable
-// record.
+// once it has come out of Parse, ParseSchedule or New, which validate it and prepare its layers;
+// to change one, change a copy and pass it to New. Its exported fields keep the file's text, so
+// encoding it as JSON gives back an importable record.
 type Schedule struct {
 	ID        string     `json:"id"`
 	Name      string     `json:"name,omitempty"`
@@ -61,8 +61,14 @@ func (s *Schedule) Title() string {
 	return s.ID
 }
 
-// Location is the schedule's time zone.
-func (s *Schedule) Location() *time.Location { return s.loc }
+// Location is the schedule's time zone (UTC for a Schedule that did not come out of Parse or
+// New, which has no layers ready either: only its overrides and fallback count).
+func (s *Schedule) Location() *time.Location {
+	if s.loc == nil {
+		return time.UTC
+	}
+	return s.loc
+}
 
 // Problem is one thing wrong with one schedule of a file.
 type Problem struct {

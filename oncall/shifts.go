@@ -56,22 +56,23 @@ func checkRange(from, until time.Time) error {
 // override edges, turn hand-offs, restriction edges and the zone's offset changes (when the
 // clock goes back, a restriction that had closed may open again). At is constant between them.
 func (s *Schedule) changes(from, until time.Time) []time.Time {
+	loc := s.Location()
 	var points []time.Time
 	for _, o := range s.Overrides {
 		points = append(points, o.Start, o.End)
 	}
 	for t := from; ; {
-		_, next := t.In(s.loc).ZoneBounds()
+		_, next := t.In(loc).ZoneBounds()
 		if next.IsZero() || !next.Before(until) {
 			break
 		}
 		points = append(points, next)
 		t = next
 	}
-	wFrom, wUntil := wallOf(from, s.loc), wallOf(until, s.loc)
+	wFrom, wUntil := wallOf(from, loc), wallOf(until, loc)
 	for i := range s.layers {
-		points = s.layers[i].changes(points, wFrom, until, s.loc)
-		points = s.layers[i].windowEdges(points, wFrom, wUntil, s.loc)
+		points = s.layers[i].changes(points, wFrom, until, loc)
+		points = s.layers[i].windowEdges(points, wFrom, wUntil, loc)
 	}
 	sort.Slice(points, func(a, b int) bool { return points[a].Before(points[b]) })
 	kept := points[:0]
