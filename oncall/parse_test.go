@@ -170,6 +170,19 @@ func TestParseProblems(t *testing.T) {
 	}
 }
 
+func TestParseIntegerIDs(t *testing.T) {
+	s := mustParse(t, `[{"id": 7, "timezone": "UTC", "layers": [{"name": "l", "start": "2026-01-01T00:00:00",
+		"turn": "1 day", "members": [1, "2"]}], "overrides": [{"contact": 3, "start": "2026-01-05T00:00:00Z",
+		"end": "2026-01-06T00:00:00Z"}], "fallback": [4]}]`)
+	if s.ID != "7" || s.Layers[0].Members[0] != "1" || s.Overrides[0].Contact != "3" || s.Fallback[0] != "4" {
+		t.Errorf("read %+v", s)
+	}
+	_, problems, _ := Parse([]byte(`[{"id": 1.5, "timezone": "UTC", "fallback": [true]}]`), nil)
+	if len(problems) != 2 || problems[0].Field != "id" || problems[1].Field != "fallback[0]" {
+		t.Errorf("problems %v", problems)
+	}
+}
+
 func TestParseKeepsOnlyValidSchedules(t *testing.T) {
 	valid, problems, err := Parse([]byte(`[{"id": "x", "timezone": "UTC", "fallback": ["ada"]},
 		{"id": "y", "timezone": "UTC", "fallback": ["ada"]}, {"id": "x", "timezone": "UTC", "fallback": ["bob"]},

@@ -75,14 +75,33 @@ const smallTurns = `[{"id": "small", "timezone": "Europe/London",
      "restrictions": [{"from": "01:15", "to": "01:45"}, {"days": "sat", "from": "23:00", "to": "00:30"}]}],
   "overrides": [{"contact": "o", "start": "2026-10-25T01:05:00Z", "end": "2026-10-25T01:25:00Z"}]}]`
 
+// Lord Howe Island moves its clocks by half an hour, at 02:00: back on 2026-04-05, forward on
+// 2026-10-04.
+const lordHowe = `[{"id": "lhi", "timezone": "Australia/Lord_Howe",
+  "layers": [
+    {"name": "hourly", "start": "2026-04-01T01:45:00", "turn": "1 hour", "members": ["a", "b"]},
+    {"name": "window", "start": "2026-04-01T00:00:00", "turn": "2 days", "members": ["w", "x"],
+     "restrictions": [{"days": "sun", "from": "01:50", "to": "02:10"}, {"days": "sat", "from": "23:45", "to": "01:40"}]}]}]`
+
 // TestShiftsAgreeWithAt checks Shifts against At minute by minute (every change here falls on
 // a whole minute), so a change Shifts missed or invented shows: shifts cover the range end to
 // end, each agrees with At throughout, and neighbours differ.
 func TestShiftsAgreeWithAt(t *testing.T) {
-	ranges := [][2]string{{"2026-03-27T12:00:00Z", "2026-03-31T12:00:00Z"}, {"2026-10-23T12:00:00Z", "2026-10-27T12:00:00Z"}}
-	for _, file := range []string{weeklyLondon, officeHours, officeFallback, nightsOnly, smallTurns} {
-		s := mustParse(t, file)
-		for _, r := range ranges {
+	spring, autumn := [2]string{"2026-03-27T12:00:00Z", "2026-03-31T12:00:00Z"}, [2]string{"2026-10-23T12:00:00Z", "2026-10-27T12:00:00Z"}
+	cases := []struct {
+		file   string
+		ranges [][2]string
+	}{
+		{weeklyLondon, [][2]string{spring, autumn}},
+		{officeHours, [][2]string{spring, autumn}},
+		{officeFallback, [][2]string{spring, autumn}},
+		{nightsOnly, [][2]string{{"2026-03-06T12:00:00Z", "2026-03-10T12:00:00Z"}, {"2026-10-30T12:00:00Z", "2026-11-03T12:00:00Z"}}},
+		{smallTurns, [][2]string{spring, autumn}},
+		{lordHowe, [][2]string{{"2026-04-03T12:00:00Z", "2026-04-06T12:00:00Z"}, {"2026-10-02T12:00:00Z", "2026-10-05T12:00:00Z"}}},
+	}
+	for _, c := range cases {
+		s := mustParse(t, c.file)
+		for _, r := range c.ranges {
 			from, until := utc(r[0]), utc(r[1])
 			shifts, err := s.Shifts(from, until)
 			if err != nil {
