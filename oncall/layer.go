@@ -45,7 +45,7 @@ func (l *layer) turnStart(k int64, loc *time.Location) time.Time {
 func (l *layer) turnAt(t time.Time, w int64, loc *time.Location) (int64, bool) {
 	k := max(floorDiv(w-l.start, l.turn), -1)
 	if !t.Before(l.turnStart(k+1, loc)) {
-		// at most a day of turns can have begun in a repeated hour
+		// a repeated stretch is hours long, so the turns begun in it are found within a day of turns
 		n := int(daySeconds/l.turn) + 2
 		k += int64(sort.Search(n, func(i int) bool { return t.Before(l.turnStart(k+int64(i)+1, loc)) }))
 	}
