@@ -61,6 +61,14 @@ func TestParseIssueExample(t *testing.T) {
 	if s2.At(utc("2026-04-02T10:00:00Z")).Contacts[0] != "bob" || len(s2.Overrides) != 1 || !s2.Overrides[0].End.Equal(utc("2026-04-01T14:00:00Z")) {
 		t.Errorf("round trip lost something: %s", again)
 	}
+	stored, err := Decode(again[1 : len(again)-1])
+	if err != nil || stored.At(utc("2026-04-01T12:30:00Z")).Contacts[0] != "erin" {
+		t.Errorf("Decode(%s): %v", again, err)
+	}
+	if _, err := Decode([]byte(`{"id": "x", "timezone": "UTC", "fallback": ["ada"], "extra": 1}`)); err == nil ||
+		err.Error() != `schedule 0 (id "x"): extra: unknown field (known: id, name, timezone, layers, overrides, fallback)` {
+		t.Errorf("Decode with an unknown field: %v", err)
+	}
 	wrapped := mustParse(t, `{"schedules": [`+issueExample+`]}`)
 	if wrapped.ID != "web-primary" {
 		t.Errorf("wrapped file read as %+v", wrapped)

@@ -20,15 +20,28 @@ func New(def Schedule) (*Schedule, error) {
 	s.Layers = append([]Layer(nil), def.Layers...)
 	s.Overrides = append([]Override(nil), def.Overrides...)
 	s.Fallback = append([]string(nil), def.Fallback...)
-	problems := s.prepare(0)
-	if len(problems) == 0 {
-		return &s, nil
+	if problems := s.prepare(0); len(problems) > 0 {
+		return nil, joinProblems(problems)
 	}
+	return &s, nil
+}
+
+// Decode reads one schedule as stored: its JSON encoding (json.Marshal of a Schedule), checked
+// as Parse checks a file's. The error joins every Problem found.
+func Decode(raw []byte) (*Schedule, error) {
+	s, problems := ParseSchedule(0, raw)
+	if len(problems) > 0 {
+		return nil, joinProblems(problems)
+	}
+	return s, nil
+}
+
+func joinProblems(problems []Problem) error {
 	errs := make([]error, len(problems))
 	for i, p := range problems {
 		errs[i] = p
 	}
-	return nil, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // prepare checks the schedule's values and readies its layers; index is its position in the
