@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// FuzzParse feeds arbitrary files to Parse, and every schedule it accepts to At and Shifts:
-// nothing may panic, and the shifts of two days around the chosen instant must cover them end
-// to end, each agreeing with At where it starts.
+// FuzzParse feeds arbitrary files to Parse, and every schedule it accepts to At, Shifts and
+// Calendar: nothing may panic, and the shifts of two days from the chosen instant must pass
+// checkShifts.
 func FuzzParse(f *testing.F) {
 	for _, file := range []string{weeklyLondon, officeHours, officeFallback, nightsOnly, subDay, smallTurns, lordHowe, "[" + issueExample + "]"} {
 		f.Add([]byte(file), int64(0))
@@ -26,16 +26,7 @@ func FuzzParse(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			end := at
-			for _, sh := range shifts {
-				if !sh.Start.Equal(end) || !sh.End.After(sh.Start) || !s.At(sh.Start).Same(sh.OnCall) {
-					t.Fatalf("%s: shift %+v after %s", s.ID, sh, end)
-				}
-				end = sh.End
-			}
-			if !end.Equal(at.Add(48 * time.Hour)) {
-				t.Fatalf("%s: shifts end at %s", s.ID, end)
-			}
+			checkShifts(t, s, shifts, at, at.Add(48*time.Hour))
 			s.Calendar(shifts, at)
 		}
 	})
@@ -85,17 +76,6 @@ func FuzzShifts(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		end := at
-		for i, sh := range shifts {
-			if !sh.Start.Equal(end) || !sh.End.After(sh.Start) || (i > 0 && shifts[i-1].Same(sh.OnCall)) {
-				t.Fatalf("shift %+v after %s", sh, end)
-			}
-			for m := sh.Start; m.Before(sh.End); m = m.Add(time.Minute) {
-				if got := s.At(m); !got.Same(sh.OnCall) {
-					t.Fatalf("At(%s) = %+v inside shift %+v", m.Format(time.RFC3339), got, sh)
-				}
-			}
-			end = sh.End
-		}
+		checkShifts(t, s, shifts, at, at.Add(24*time.Hour))
 	})
 }

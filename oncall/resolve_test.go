@@ -7,13 +7,16 @@ import (
 )
 
 // mustParse reads a file of one schedule that must be valid.
-func mustParse(t testing.TB, file string) *Schedule {
+func mustParse(t testing.TB, file string) *Schedule { return mustParseAll(t, file, 1)[0] }
+
+// mustParseAll reads a file of n schedules that must all be valid.
+func mustParseAll(t testing.TB, file string, n int) []*Schedule {
 	t.Helper()
 	got, problems, err := Parse([]byte(file), nil)
-	if err != nil || len(problems) > 0 || len(got) != 1 {
-		t.Fatalf("Parse: %v %v (%d schedules)", err, problems, len(got))
+	if err != nil || len(problems) > 0 || len(got) != n {
+		t.Fatalf("Parse: %v %v (%d schedules, want %d)", err, problems, len(got), n)
 	}
-	return got[0]
+	return got
 }
 
 func utc(s string) time.Time {
@@ -59,7 +62,8 @@ const subDay = `[{"id": "halves", "timezone": "Europe/London",
   "layers": [{"name": "daily", "start": "2026-03-27T01:30:00", "turn": "1 day", "members": ["ada", "bob"]}]}]`
 
 func TestAt(t *testing.T) {
-	halves, smallHours := parseTwo(t, subDay)
+	both := mustParseAll(t, subDay, 2)
+	halves, smallHours := both[0], both[1]
 	cases := []struct {
 		name     string
 		schedule *Schedule
@@ -120,15 +124,6 @@ func TestAt(t *testing.T) {
 
 func layerOf(name string, index int, contact string) OnCall {
 	return OnCall{Contacts: []string{contact}, Source: FromLayer, Layer: name, Index: index}
-}
-
-func parseTwo(t *testing.T, file string) (*Schedule, *Schedule) {
-	t.Helper()
-	got, problems, err := Parse([]byte(file), nil)
-	if err != nil || len(problems) > 0 || len(got) != 2 {
-		t.Fatalf("Parse: %v %v (%d schedules)", err, problems, len(got))
-	}
-	return got[0], got[1]
 }
 
 func TestAtDoesNotShareTheFallbackList(t *testing.T) {

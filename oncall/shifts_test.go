@@ -107,20 +107,29 @@ func TestShiftsAgreeWithAt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !shifts[0].Start.Equal(from) || !shifts[len(shifts)-1].End.Equal(until) {
-				t.Fatalf("%s: shifts do not span %s", s.ID, r)
-			}
-			for i, sh := range shifts {
-				if i > 0 && (!shifts[i-1].End.Equal(sh.Start) || shifts[i-1].Same(sh.OnCall)) {
-					t.Errorf("%s: shift %d does not follow on from a different one: %+v then %+v", s.ID, i, shifts[i-1], sh)
-				}
-				for at := sh.Start; at.Before(sh.End); at = at.Add(time.Minute) {
-					if got := s.At(at); !got.Same(sh.OnCall) {
-						t.Fatalf("%s: At(%s) = %+v inside shift %+v", s.ID, at.Format(time.RFC3339), got, sh)
-					}
-				}
+			checkShifts(t, s, shifts, from, until)
+		}
+	}
+}
+
+// checkShifts checks s's shifts over [from, until): they cover it end to end, neighbours
+// differ, and each agrees with At at every whole minute within it.
+func checkShifts(t testing.TB, s *Schedule, shifts []Shift, from, until time.Time) {
+	t.Helper()
+	end := from
+	for i, sh := range shifts {
+		if !sh.Start.Equal(end) || !sh.End.After(sh.Start) || (i > 0 && shifts[i-1].Same(sh.OnCall)) {
+			t.Fatalf("%s: shift %+v after one ending %s", s.ID, sh, end)
+		}
+		for at := sh.Start; at.Before(sh.End); at = at.Add(time.Minute) {
+			if got := s.At(at); !got.Same(sh.OnCall) {
+				t.Fatalf("%s: At(%s) = %+v inside shift %+v", s.ID, at.Format(time.RFC3339), got, sh)
 			}
 		}
+		end = sh.End
+	}
+	if !end.Equal(until) {
+		t.Fatalf("%s: shifts end at %s, not %s", s.ID, end, until)
 	}
 }
 
