@@ -76,12 +76,13 @@ const smallTurns = `[{"id": "small", "timezone": "Europe/London",
   "overrides": [{"contact": "o", "start": "2026-10-25T01:05:00Z", "end": "2026-10-25T01:25:00Z"}]}]`
 
 // Lord Howe Island moves its clocks by half an hour, at 02:00: back on 2026-04-05, forward on
-// 2026-10-04.
+// 2026-10-04. When they go back, the window open at 01:59 closes at the change itself (01:30
+// again, between the two windows), an instant that is no window edge.
 const lordHowe = `[{"id": "lhi", "timezone": "Australia/Lord_Howe",
   "layers": [
     {"name": "hourly", "start": "2026-04-01T01:45:00", "turn": "1 hour", "members": ["a", "b"]},
     {"name": "window", "start": "2026-04-01T00:00:00", "turn": "2 days", "members": ["w", "x"],
-     "restrictions": [{"days": "sun", "from": "01:50", "to": "02:10"}, {"days": "sat", "from": "23:45", "to": "01:40"}]}]}]`
+     "restrictions": [{"days": "sun", "from": "01:40", "to": "02:10"}, {"days": "sat", "from": "23:45", "to": "01:20"}]}]}]`
 
 // TestShiftsAgreeWithAt checks Shifts against At minute by minute (every change here falls on
 // a whole minute), so a change Shifts missed or invented shows: shifts cover the range end to
