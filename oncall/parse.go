@@ -33,6 +33,9 @@ func Parse(data []byte, known map[string]bool) ([]*Schedule, []Problem, error) {
 		}
 		if j, dup := firstAt[s.ID]; dup && s.ID != "" {
 			ps = append(ps, Problem{Index: i, ID: s.ID, Field: "id", Reason: fmt.Sprintf("duplicates schedule %d's id", j)})
+			if !bad[j] {
+				problems = append(problems, Problem{Index: j, ID: s.ID, Field: "id", Reason: fmt.Sprintf("schedule %d has the same id", i)})
+			}
 			bad[j] = true
 		} else if s.ID != "" {
 			firstAt[s.ID] = i

@@ -147,7 +147,7 @@ func TestParseProblems(t *testing.T) {
 			[]string{`schedule 0 (id "x"): layers[1].name: another layer is called "a"`}},
 		{"duplicate ids: both kept out", `[{"id": "x", "timezone": "UTC", "fallback": ["ada"]},
 			{"id": "y", "timezone": "UTC", "fallback": ["ada"]}, {"id": "x", "timezone": "UTC", "fallback": ["bob"]}]`,
-			[]string{`schedule 2 (id "x"): id: duplicates schedule 0's id`}},
+			[]string{`schedule 0 (id "x"): id: schedule 2 has the same id`, `schedule 2 (id "x"): id: duplicates schedule 0's id`}},
 		{"several problems, each named", `[{"id": "ok", "timezone": "UTC", "fallback": ["ada"]},
 			{"id": "bad", "timezone": "Mars/Olympus", "layers": [{"name": "l", "start": "2026-01-01T00:00:00", "turn": "0", "members": []}]}]`,
 			[]string{`schedule 1 (id "bad"): timezone: unknown time zone "Mars/Olympus"`,
@@ -195,7 +195,7 @@ func TestParseKeepsOnlyValidSchedules(t *testing.T) {
 	valid, problems, err := Parse([]byte(`[{"id": "x", "timezone": "UTC", "fallback": ["ada"]},
 		{"id": "y", "timezone": "UTC", "fallback": ["ada"]}, {"id": "x", "timezone": "UTC", "fallback": ["bob"]},
 		{"id": "z", "timezone": "UTC"}]`), nil)
-	if err != nil || len(problems) != 2 {
+	if err != nil || len(problems) != 3 {
 		t.Fatalf("Parse: %v %v", err, problems)
 	}
 	if len(valid) != 1 || valid[0].ID != "y" {
