@@ -25,24 +25,15 @@ func Parse(data []byte, known map[string]bool) ([]*Schedule, []Problem, error) {
 	parsed := make([]*Schedule, len(raws))
 	bad := make([]bool, len(raws))
 	var problems []Problem
-	firstAt := map[string]int{}
 	for i, raw := range raws {
 		s, ps := ParseSchedule(i, raw)
 		if len(ps) == 0 && known != nil {
 			ps = s.CheckContacts(i, known)
 		}
-		if j, dup := firstAt[s.ID]; dup && s.ID != "" {
-			ps = append(ps, Problem{Index: i, ID: s.ID, Field: "id", Reason: fmt.Sprintf("duplicates schedule %d's id", j)})
-			if !bad[j] {
-				problems = append(problems, Problem{Index: j, ID: s.ID, Field: "id", Reason: fmt.Sprintf("schedule %d has the same id", i)})
-			}
-			bad[j] = true
-		} else if s.ID != "" {
-			firstAt[s.ID] = i
-		}
-		parsed[i], bad[i] = s, bad[i] || len(ps) > 0
+		parsed[i], bad[i] = s, len(ps) > 0
 		problems = append(problems, ps...)
 	}
+	problems = append(problems, duplicates(parsed, bad)...)
 	var valid []*Schedule
 	for i, s := range parsed {
 		if !bad[i] {
@@ -51,6 +42,27 @@ func Parse(data []byte, known map[string]bool) ([]*Schedule, []Problem, error) {
 	}
 	sort.SliceStable(problems, func(a, b int) bool { return problems[a].Index < problems[b].Index })
 	return valid, problems, nil
+}
+
+// duplicates reports every schedule sharing its id with another, and marks them bad.
+func duplicates(parsed []*Schedule, bad []bool) []Problem {
+	var problems []Problem
+	firstAt := map[string]int{}
+	for i, s := range parsed {
+		j, dup := firstAt[s.ID]
+		switch {
+		case s.ID == "":
+		case !dup:
+			firstAt[s.ID] = i
+		default:
+			if !slices.ContainsFunc(problems, func(p Problem) bool { return p.Index == j }) {
+				problems = append(problems, Problem{Index: j, ID: s.ID, Field: "id", Reason: fmt.Sprintf("schedule %d has the same id", i)})
+			}
+			problems = append(problems, Problem{Index: i, ID: s.ID, Field: "id", Reason: fmt.Sprintf("duplicates schedule %d's id", j)})
+			bad[i], bad[j] = true, true
+		}
+	}
+	return problems
 }
 
 func records(data []byte) ([]json.RawMessage, error) {
