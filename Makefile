@@ -10,7 +10,7 @@ FUZZTIME ?= 15s
 # package:target pairs run by `make fuzz` (and so by `make test`) for FUZZTIME each
 FUZZ_TARGETS := ./schema:FuzzParseEvent ./internal/humantime:FuzzParse ./receiver:FuzzParseNagiosLine ./receiver:FuzzParseNSCALine \
 	./receiver:FuzzRunJSON ./timerestriction:FuzzParse \
-	./timerestriction:FuzzRRule ./gateways/jabber:FuzzParseCommand
+	./timerestriction:FuzzRRule ./gateways/jabber:FuzzParseCommand ./oncall:FuzzParse ./oncall:FuzzShifts
 
 .PHONY: build run test test-deps lint bench fuzz clean screenshots
 

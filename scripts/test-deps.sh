@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the real peers the tests talk to when they are missing: redis-server (Sentinel runs
 # from the same binary), prosody for the Jabber tests, promtool (package prometheus) for the
-# metrics lint, nagios4-core for the real-Nagios receiver test, chromium for the web UI's browser tests. The SMTP tests need nothing installed: their server is Go
+# metrics lint, nagios4-core for the real-Nagios receiver test, python3-icalendar to parse
+# the on-call calendar feeds, chromium for the web UI's browser tests. The SMTP tests need nothing installed: their server is Go
 # (internal/testing/testsmtp, built with the go tool the tests run under). Needs root for
 # apt-get; otherwise prints the exact command and fails, so a test run never silently skips the
 # integration tests.
@@ -15,6 +16,8 @@ command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 # the real nsca daemon and send_nsca client for the NSCA receiver test
 [ -x /usr/sbin/nsca ] || missing="$missing nsca"
 [ -x /usr/sbin/send_nsca ] || missing="$missing nsca-client"
+# a real calendar parser for the on-call calendar feeds (oncall's tests run Debian's python3)
+/usr/bin/python3 -c 'import icalendar' >/dev/null 2>&1 || missing="$missing python3-icalendar"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "installing test dependencies:$missing"
