@@ -49,6 +49,10 @@ type Options struct {
 	CORSOrigins []string
 	// BaseURL prefixes the Location of created resources; "" = the URL the request came to.
 	BaseURL string
+	// RedisTimeout bounds a JSON API request's wait for a pooled Redis connection
+	// (redis.command_timeout; the pool bounds each command by it too); 0 = the request's own
+	// context only. POST /events is bounded by its publisher (events.Publisher.WithTimeout).
+	RedisTimeout time.Duration
 }
 
 // Validate checks the address and the token rule.
@@ -219,8 +223,11 @@ func (o Options) postEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
+		// A write whose reply was lost may have been queued: the client's retry queues it at
+		// least once (README, Guarantees).
 		o.Log.Error("POST /events could not queue events", zap.Error(err))
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "could not queue events: Redis unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "could not queue events: Redis unavailable",
+			"reason": err.Error()})
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"queued": len(raws)})
