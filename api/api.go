@@ -145,10 +145,10 @@ func Serve(ctx context.Context, o Options) error {
 func (o Options) readyz(w http.ResponseWriter, r *http.Request) {
 	var problems []string
 	if o.Pool != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), readyzRedisTimeout)
 		defer cancel()
 		if err := ping(ctx, o.Pool); err != nil {
-			problems = append(problems, "redis: "+err.Error())
+			problems = append(problems, redisProblem(err))
 		}
 	}
 	if o.Ready != nil {
@@ -162,6 +162,19 @@ func (o Options) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	io.WriteString(w, "ready\n")
+}
+
+// readyzRedisTimeout bounds /readyz's PING.
+const readyzRedisTimeout = 2 * time.Second
+
+// redisProblem says why Redis is not ready, naming a timeout plainly: a frozen Redis (stopped,
+// a slow disk, a long command) accepts connections but does not answer.
+func redisProblem(err error) string {
+	var netErr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return fmt.Sprintf("redis: no answer within %v (%v)", readyzRedisTimeout, err)
+	}
+	return "redis: " + err.Error()
 }
 
 func ping(ctx context.Context, pool *redis.Pool) error {

@@ -144,8 +144,8 @@ func TestFrozenRedisAnswers503InBoundedTime(t *testing.T) {
 			t.Errorf("POST /events %d on a frozen Redis answered after %v, want at most %v (redis.command_timeout %v)", i, a.took, bound, frozenTimeout)
 		}
 	}
-	if ready.status != http.StatusServiceUnavailable || !strings.Contains(ready.body, "redis") {
-		t.Errorf("/readyz on a frozen Redis: %d %q, want 503 naming redis", ready.status, ready.body)
+	if ready.status != http.StatusServiceUnavailable || !strings.Contains(ready.body, "redis: no answer within") {
+		t.Errorf("/readyz on a frozen Redis: %d %q, want 503 saying Redis does not answer", ready.status, ready.body)
 	}
 
 	for i := range 5 {
