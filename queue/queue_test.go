@@ -351,3 +351,63 @@ func TestBlockingWaitOutlastsTheCommandTimeout(t *testing.T) {
 		t.Fatalf("the wait ended after %v, before its 500ms", took)
 	}
 }
+
+// reRegisterWorker fails its first batch after deleting its instance's record (as an outage
+// that outlives the record's TTL does), then reports whether the record is back when it is
+// asked for the next batch.
+type reRegisterWorker struct {
+	pool   *redis.Pool
+	record string
+	calls  int
+	seen   chan bool
+	stop   context.CancelFunc
+}
+
+func (w *reRegisterWorker) Start(context.Context) error { return nil }
+
+func (w *reRegisterWorker) ProcessNext(context.Context, time.Duration) (int, error) {
+	conn := w.pool.Get()
+	defer conn.Close()
+	w.calls++
+	if w.calls == 1 {
+		if _, err := conn.Do("DEL", w.record); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("redis went away")
+	}
+	n, _ := redis.Int(conn.Do("EXISTS", w.record))
+	w.seen <- n == 1
+	w.stop()
+	return 0, nil
+}
+
+// TestStageReRegistersFirstAfterAFailure: after a failed batch a stage writes its instance
+// record again before it claims anything, without waiting for its next heartbeat.
+func TestStageReRegistersFirstAfterAFailure(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	spec := eventsSpec(k)
+	id := Identity{Host: "h", PID: 3}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	w := &reRegisterWorker{pool: db.Pool, record: k.Instance(spec.Stage, id.ID()), seen: make(chan bool, 1), stop: stop}
+	loop := &Loop{
+		// A beat of an hour: only the stage itself can write the record again in this test.
+		Registry: &Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: id, Clock: clock.Real{}, Version: "t", Beat: time.Hour, Log: zap.NewNop()},
+		Consumer: NewConsumer(db.Pool, k, spec, id), Worker: w, Log: zap.NewNop(),
+	}
+	done := make(chan error, 1)
+	go func() { done <- loop.Run(ctx) }()
+	select {
+	case back := <-w.seen:
+		if !back {
+			t.Fatal("the stage asked for its next batch before writing its record again")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stage never asked for a second batch")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

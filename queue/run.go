@@ -62,6 +62,9 @@ func (l *Loop) Run(ctx context.Context) error {
 		// Redis was away, and a peer must see it before this instance claims anything.
 		if !reconnected {
 			if err := l.Registry.Heartbeat(ctx); err != nil {
+				if ctx.Err() != nil {
+					break
+				}
 				l.retry(ctx, &backoff, err, "cannot reach Redis to re-register; retrying")
 				continue
 			}
