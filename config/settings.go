@@ -152,7 +152,7 @@ var Core = Table{
 	{Key: "gateways.retry.first_backoff", Kind: Duration, Default: "1s", Usage: "wait after the first failed attempt (doubles each time)"},
 	{Key: "gateways.retry.max_backoff", Kind: Duration, Default: "1m", Usage: "longest wait between attempts (a longer Retry-After is honoured)"},
 
-	{Key: "instance.heartbeat", Kind: Duration, Default: "5s", Usage: "how often each stage refreshes its instance record; a peer silent for 3 beats is dead and its claimed work is requeued"},
+	{Key: "instance.heartbeat", Kind: Duration, Default: "5s", Usage: "how often each stage refreshes its instance record; a peer silent for 3 beats is dead and its claimed work is requeued, once the peer judging has itself been connected to Redis for longer than 3 beats (so an outage makes no live peer dead)"},
 }
 
 // Lookup finds the setting of a key.
