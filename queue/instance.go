@@ -203,10 +203,11 @@ func (r *Registry) RecoverDead(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// alive judges a peer. On this host, when its record carries a fingerprint of this boot and PID
-// namespace, the process check decides: dead exactly when that process is gone. Otherwise the
-// peer is dead when its record is gone or its heartbeat is older than StaleAfter, but only if
-// this instance judges (see judges): a judge that has just reconnected leaves it alive.
+// alive judges a peer. The process check comes first: a peer on this host whose record carries
+// a fingerprint of this boot and PID namespace is dead when that process is gone, whoever
+// judges. Otherwise the peer is dead when its record is gone or its heartbeat is older than
+// StaleAfter, but only if this instance judges (see judges): a judge that has just reconnected
+// leaves it alive. A running local process that stopped beating (wedged) is judged so too.
 func (r *Registry) alive(ctx context.Context, member string, now time.Time) (bool, error) {
 	conn, err := r.Pool.GetContext(ctx)
 	if err != nil {
@@ -219,8 +220,8 @@ func (r *Registry) alive(ctx context.Context, member string, now time.Time) (boo
 		return false, fmt.Errorf("read instance %s: %w", member, err)
 	}
 	if pid, err := strconv.Atoi(v[2]); err == nil && v[1] == r.ID.Host {
-		if known, dead := localPeer(pid, v[3], v[4], v[5]); known {
-			return !dead, nil
+		if known, dead := localPeer(pid, v[3], v[4], v[5]); known && dead {
+			return false, nil
 		}
 	}
 	if !r.judges(now) {
