@@ -49,6 +49,10 @@ type Options struct {
 	CORSOrigins []string
 	// BaseURL prefixes the Location of created resources; "" = the URL the request came to.
 	BaseURL string
+	// RedisTimeout bounds a JSON API request's wait for a pooled Redis connection
+	// (redis.command_timeout; the pool bounds each command by it too); 0 = the request's own
+	// context only. POST /events is bounded by its publisher (events.Publisher.WithTimeout).
+	RedisTimeout time.Duration
 }
 
 // Validate checks the address and the token rule.
@@ -141,10 +145,10 @@ func Serve(ctx context.Context, o Options) error {
 func (o Options) readyz(w http.ResponseWriter, r *http.Request) {
 	var problems []string
 	if o.Pool != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), readyzRedisTimeout)
 		defer cancel()
 		if err := ping(ctx, o.Pool); err != nil {
-			problems = append(problems, "redis: "+err.Error())
+			problems = append(problems, redisProblem(err))
 		}
 	}
 	if o.Ready != nil {
@@ -158,6 +162,19 @@ func (o Options) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	io.WriteString(w, "ready\n")
+}
+
+// readyzRedisTimeout bounds /readyz's PING.
+const readyzRedisTimeout = 2 * time.Second
+
+// redisProblem says why Redis is not ready, naming a timeout plainly: a frozen Redis (stopped,
+// a slow disk, a long command) accepts connections but does not answer.
+func redisProblem(err error) string {
+	var netErr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return fmt.Sprintf("redis: no answer within %v (%v)", readyzRedisTimeout, err)
+	}
+	return "redis: " + err.Error()
 }
 
 func ping(ctx context.Context, pool *redis.Pool) error {
@@ -219,8 +236,11 @@ func (o Options) postEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
+		// A write whose reply was lost may have been queued: the client's retry queues it at
+		// least once (README, Guarantees).
 		o.Log.Error("POST /events could not queue events", zap.Error(err))
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "could not queue events: Redis unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "could not queue events: Redis unavailable",
+			"reason": err.Error()})
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"queued": len(raws)})

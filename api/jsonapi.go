@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/redisconn"
 )
 
 // jsonAPIType is the media type of every JSON API answer.
@@ -102,6 +103,9 @@ func (a *jsonAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeErrors(w, http.StatusLocked, "unable to obtain lock for resource 'contact_mass_update': other writers kept changing it; try again")
 	case errors.Is(err, context.Canceled):
 		// the client went away: nobody reads the answer
+	case redisconn.Unavailable(err):
+		a.o.Log.Error("JSON API request failed: Redis unavailable", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		writeErrors(w, http.StatusServiceUnavailable, "Redis unavailable: "+err.Error())
 	default:
 		a.o.Log.Error("JSON API request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
 		writeErrors(w, http.StatusInternalServerError, "internal error; see the server log")
@@ -480,7 +484,13 @@ func replaced(op patchOp) *fields {
 
 // conn runs f on a pooled connection.
 func (a *jsonAPI) conn(r *http.Request, f func(c redis.Conn) error) error {
-	c, err := a.o.Pool.GetContext(r.Context())
+	ctx := r.Context()
+	if a.o.RedisTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.o.RedisTimeout)
+		defer cancel()
+	}
+	c, err := a.o.Pool.GetContext(ctx)
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}

@@ -81,6 +81,7 @@ var Core = Table{
 	{Key: "redis.tls.cert_file", Default: "", Usage: "client certificate file for rediss://"},
 	{Key: "redis.tls.key_file", Default: "", Usage: "client key file for rediss://"},
 	{Key: "redis.tls.insecure_skip_verify", Kind: Bool, Default: "false", Usage: "do not verify the Redis server certificate (testing only)"},
+	{Key: "redis.command_timeout", Kind: Duration, Default: "5s", Usage: "longest wait for Redis to answer one command (0 = no limit): past it POST /events and the JSON API answer 503 with the reason, a receiver spools the event and a stage backs off and retries, so a frozen Redis (a stopped process, a slow disk) never hangs a request; blocking waits for a queue's next item get their own block time on top"},
 	{Key: "redis.pool_size", Kind: Int, Default: "32", Usage: "maximum Redis connections per process (the executive uses a second one to apply a batch in parts; with `1` it applies each batch in one call)"},
 
 	{Key: "executive.enabled", Kind: Bool, Default: "true", Usage: "run the executive in `server`"},
@@ -151,7 +152,7 @@ var Core = Table{
 	{Key: "gateways.retry.first_backoff", Kind: Duration, Default: "1s", Usage: "wait after the first failed attempt (doubles each time)"},
 	{Key: "gateways.retry.max_backoff", Kind: Duration, Default: "1m", Usage: "longest wait between attempts (a longer Retry-After is honoured)"},
 
-	{Key: "instance.heartbeat", Kind: Duration, Default: "5s", Usage: "how often each stage refreshes its instance record; a peer silent for 3 beats is dead and its claimed work is requeued"},
+	{Key: "instance.heartbeat", Kind: Duration, Default: "5s", Usage: "how often each stage refreshes its instance record; a peer silent for 3 beats is dead and its claimed work is requeued, once the peer judging has itself been connected to Redis for longer than 3 beats (so an outage makes no live peer dead)"},
 }
 
 // Lookup finds the setting of a key.

@@ -7,6 +7,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -30,8 +31,9 @@ type Pool interface {
 
 // Publisher puts events on one events list.
 type Publisher struct {
-	pool Pool
-	key  string
+	pool    Pool
+	key     string
+	timeout time.Duration
 }
 
 // NewPublisher publishes onto queue (the executive.queue setting; "" means DefaultQueue) under
@@ -41,6 +43,33 @@ func NewPublisher(pool Pool, keys schema.Keys, queue string) *Publisher {
 		queue = DefaultQueue
 	}
 	return &Publisher{pool: pool, key: keys.Queue(queue)}
+}
+
+// WithTimeout returns a publisher whose every push, waiting for a pooled connection included,
+// gives up after d (redis.command_timeout; 0 = only the caller's context bounds it). The
+// connection's own command timeout bounds the reply; this bounds the wait for a free connection
+// too, which a frozen Redis makes as long as everyone's replies. A push past it may still have
+// reached Redis: a caller that retries queues the events at least once.
+func (p *Publisher) WithTimeout(d time.Duration) *Publisher {
+	q := *p
+	q.timeout = d
+	return &q
+}
+
+// bound gives ctx the publisher's deadline.
+func (p *Publisher) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, p.timeout)
+}
+
+// failed wraps a push's error, naming the timeout when it ran out.
+func (p *Publisher) failed(err error) error {
+	if p.timeout > 0 && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("queue events on %s: no answer from Redis within %v: %w", p.key, p.timeout, err)
+	}
+	return fmt.Errorf("queue events on %s: %w", p.key, err)
 }
 
 // Key is the full name of the list events are pushed onto.
@@ -137,9 +166,11 @@ type Command struct {
 // MULTI/EXEC: the events are queued and the commands applied together or not at all (a mirror's
 // cursor moves exactly with the events it queued). With no payloads only the commands run.
 func (p *Publisher) PublishEncodedWith(ctx context.Context, also []Command, payloads ...[]byte) error {
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
 	conn, err := p.pool.GetContext(ctx)
 	if err != nil {
-		return fmt.Errorf("queue events on %s: %w", p.key, err)
+		return p.failed(err)
 	}
 	defer conn.Close()
 	conn.Send("MULTI")
@@ -155,7 +186,7 @@ func (p *Publisher) PublishEncodedWith(ctx context.Context, also []Command, payl
 	for _, cmd := range also {
 		conn.Send(cmd.Name, cmd.Args...)
 	}
-	replies, err := redis.Values(conn.Do("EXEC"))
+	replies, err := redis.Values(redis.DoContext(conn, ctx, "EXEC"))
 	if err == nil {
 		for _, r := range replies {
 			if e, ok := r.(redis.Error); ok {
@@ -165,7 +196,7 @@ func (p *Publisher) PublishEncodedWith(ctx context.Context, also []Command, payl
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("queue events on %s: %w", p.key, err)
+		return p.failed(err)
 	}
 	return nil
 }
@@ -177,29 +208,31 @@ func (p *Publisher) Enqueue(ctx context.Context, raw []byte) error {
 }
 
 func (p *Publisher) push(ctx context.Context, payloads []any) error {
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
 	conn, err := p.pool.GetContext(ctx)
 	if err != nil {
-		return fmt.Errorf("queue events on %s: %w", p.key, err)
+		return p.failed(err)
 	}
 	defer conn.Close()
 	if len(payloads) <= maxPushArgs {
-		_, err = conn.Do("LPUSH", append([]any{p.key}, payloads...)...)
+		_, err = redis.DoContext(conn, ctx, "LPUSH", append([]any{p.key}, payloads...)...)
 	} else {
-		err = p.pushChunks(conn, payloads)
+		err = p.pushChunks(ctx, conn, payloads)
 	}
 	if err != nil {
-		return fmt.Errorf("queue events on %s: %w", p.key, err)
+		return p.failed(err)
 	}
 	return nil
 }
 
-func (p *Publisher) pushChunks(conn redis.Conn, payloads []any) error {
+func (p *Publisher) pushChunks(ctx context.Context, conn redis.Conn, payloads []any) error {
 	conn.Send("MULTI")
 	for start := 0; start < len(payloads); start += maxPushArgs {
 		chunk := payloads[start:min(start+maxPushArgs, len(payloads))]
 		conn.Send("LPUSH", append([]any{p.key}, chunk...)...)
 	}
-	_, err := conn.Do("EXEC")
+	_, err := redis.DoContext(conn, ctx, "EXEC")
 	return err
 }
 

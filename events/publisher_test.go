@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/redisconn"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -145,5 +147,68 @@ func TestPublishEncoded(t *testing.T) {
 		if got[i] != string(payloads[i]) {
 			t.Fatalf("event %d is %s, want %s", i, got[i], payloads[i])
 		}
+	}
+}
+
+// TestPublishAnswersWithinItsTimeoutWhenRedisFreezes: with Redis stopped (SIGSTOP) every
+// publish fails within the publisher's timeout, even those waiting behind others for the one
+// pooled connection, and says Redis is unavailable; once Redis resumes, publishing works again.
+func TestPublishAnswersWithinItsTimeoutWhenRedisFreezes(t *testing.T) {
+	t.Parallel()
+	srv := testredis.StartServer(t)
+	db := srv.NewDB(t)
+	const timeout = 500 * time.Millisecond
+	pool, err := redisconn.NewPool(redisconn.Config{URL: db.URL(), CommandTimeout: timeout, PoolSize: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p := NewPublisher(pool, schema.NewKeys(""), "").WithTimeout(timeout)
+	ev := func(i int) []byte {
+		return []byte(fmt.Sprintf(`{"entity":"web-%d","check":"HTTP","type":"service","state":"ok"}`, i))
+	}
+	if _, err := p.PublishRaw(context.Background(), ev(0)); err != nil {
+		t.Fatal(err)
+	}
+
+	srv.Freeze(t)
+	thawed := false
+	defer func() {
+		if !thawed {
+			srv.Thaw(t)
+		}
+	}()
+	// Five at once on a pool of one: unbounded, the last would wait out four timeouts first.
+	const concurrent = 5
+	type result struct {
+		took time.Duration
+		err  error
+	}
+	results := make(chan result, concurrent)
+	for i := 1; i <= concurrent; i++ {
+		go func() {
+			began := time.Now()
+			_, err := p.PublishRaw(context.Background(), ev(i))
+			results <- result{time.Since(began), err}
+		}()
+	}
+	bound := timeout + time.Second // scheduling slack on a busy machine, under two timeouts
+	for range concurrent {
+		r := <-results
+		t.Logf("publish to a frozen Redis answered in %v: %v", r.took.Round(time.Millisecond), r.err)
+		if r.err == nil || !redisconn.Unavailable(r.err) {
+			t.Fatalf("publish to a frozen Redis: err %v, want an unavailable error", r.err)
+		}
+		if r.took > bound {
+			t.Fatalf("publish to a frozen Redis took %v, want at most %v (timeout %v)", r.took, bound, timeout)
+		}
+	}
+	srv.Thaw(t)
+	thawed = true
+	if _, err := p.PublishRaw(context.Background(), ev(9)); err != nil {
+		t.Fatalf("publish after Redis resumed: %v", err)
+	}
+	if got := queued(t, db, "events"); len(got) < 2 || !strings.Contains(got[len(got)-1], "web-9") {
+		t.Fatalf("queue after Redis resumed: %v, want web-0 first and web-9 last", got)
 	}
 }

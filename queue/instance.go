@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -24,6 +25,13 @@ const (
 // version, host, pid, queue and counters) alive, and recovers the claimed items of dead peers of
 // the same stage. The set `<stage>_instances` lists the instances so dead ones are found without
 // scanning keys.
+//
+// A missing record or an old heartbeat proves death only to a judge that has itself been
+// connected to Redis for longer than StaleAfter: after an outage every record has expired, and a
+// live peer needs a beat to write its own again. So a registry judges peers by their records
+// only once its heartbeats have succeeded, without a gap, for longer than StaleAfter; before
+// that it reaps only peers on its own host whose process is gone (an exact test, so a restarted
+// stage still redoes its predecessor's work first).
 type Registry struct {
 	Pool       *redis.Pool
 	Keys       schema.Keys
@@ -43,6 +51,10 @@ type Registry struct {
 	KeepAlive map[string]time.Duration
 
 	boot time.Time
+
+	mu     sync.Mutex
+	lastOK time.Time // the last heartbeat that succeeded
+	since  time.Time // the first heartbeat of the current unbroken run; zero while failing
 }
 
 func (r *Registry) beat() time.Duration {
@@ -105,9 +117,40 @@ func (r *Registry) Heartbeat(ctx context.Context) error {
 		conn.Send("EXPIRE", key, int64(keep/time.Second))
 	}
 	if _, err := conn.Do("EXEC"); err != nil {
+		r.noteHeartbeat(false)
 		return fmt.Errorf("heartbeat %s: %w", r.ID.ID(), err)
 	}
+	r.noteHeartbeat(true)
 	return nil
+}
+
+// noteHeartbeat keeps the time since which this instance's heartbeats have succeeded without a
+// gap. A gap longer than two beats (a frozen Redis, this process stopped) starts a new run:
+// peers' records may have expired meanwhile too.
+func (r *Registry) noteHeartbeat(ok bool) {
+	now := r.Clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !ok {
+		r.since = time.Time{}
+		return
+	}
+	if r.since.IsZero() || now.Sub(r.lastOK) > 2*r.beat() {
+		r.since = now
+	}
+	r.lastOK = now
+}
+
+// LostRedis records that a command of this instance failed (a stage's claim or apply): until
+// its heartbeats succeed again for longer than StaleAfter it judges no peer by its record.
+func (r *Registry) LostRedis() { r.noteHeartbeat(false) }
+
+// judges reports whether this instance has been connected long enough to take a missing record
+// or an old heartbeat as proof of death.
+func (r *Registry) judges(now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.since.IsZero() && now.Sub(r.since) > r.staleAfter()
 }
 
 // Deregister removes the record, after the processing list has been emptied.
@@ -126,8 +169,8 @@ func (r *Registry) Deregister(ctx context.Context) error {
 	return nil
 }
 
-// RecoverDead requeues the processing lists of peers whose record is gone or whose heartbeat is
-// older than StaleAfter, and forgets them. It returns how many items went back to the queue.
+// RecoverDead requeues the processing lists of dead peers (see alive) and forgets them. It
+// returns how many items went back to the queue.
 func (r *Registry) RecoverDead(ctx context.Context) (int, error) {
 	conn, err := r.Pool.GetContext(ctx)
 	if err != nil {
@@ -160,8 +203,11 @@ func (r *Registry) RecoverDead(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// alive judges a peer: dead when its record is gone, its heartbeat is older than StaleAfter, or
-// it ran on this host and its process no longer exists.
+// alive judges a peer. The process check comes first: a peer on this host whose record carries
+// a fingerprint of this boot and PID namespace is dead when that process is gone, whoever
+// judges. Otherwise the peer is dead when its record is gone or its heartbeat is older than
+// StaleAfter, but only if this instance judges (see judges): a judge that has just reconnected
+// leaves it alive. A running local process that stopped beating (wedged) is judged so too.
 func (r *Registry) alive(ctx context.Context, member string, now time.Time) (bool, error) {
 	conn, err := r.Pool.GetContext(ctx)
 	if err != nil {
@@ -173,17 +219,19 @@ func (r *Registry) alive(ctx context.Context, member string, now time.Time) (boo
 	if err != nil {
 		return false, fmt.Errorf("read instance %s: %w", member, err)
 	}
+	if pid, err := strconv.Atoi(v[2]); err == nil && v[1] == r.ID.Host {
+		if known, dead := localPeer(pid, v[3], v[4], v[5]); known && dead {
+			return false, nil
+		}
+	}
+	if !r.judges(now) {
+		return true, nil
+	}
 	last, err := strconv.ParseInt(v[0], 10, 64)
 	if err != nil {
-		return false, nil
+		return false, nil // no record: it expired three beats after the last heartbeat
 	}
-	if now.Sub(time.Unix(last, 0)) > r.staleAfter() {
-		return false, nil
-	}
-	if pid, err := strconv.Atoi(v[2]); err == nil && v[1] == r.ID.Host && localPeerDead(pid, v[3], v[4], v[5]) {
-		return false, nil
-	}
-	return true, nil
+	return now.Sub(time.Unix(last, 0)) <= r.staleAfter(), nil
 }
 
 func (r *Registry) reap(ctx context.Context, member string) (int, error) {
@@ -225,7 +273,9 @@ func (r *Registry) Run(ctx context.Context) {
 		}
 		err := r.Heartbeat(ctx)
 		if err == nil {
-			_, err = r.RecoverDead(ctx)
+			if _, err = r.RecoverDead(ctx); err != nil {
+				r.LostRedis()
+			}
 		}
 		switch {
 		case err != nil && !failing:

@@ -38,12 +38,13 @@ func processStart(pid int) string {
 	return fields[19]
 }
 
-// localPeerDead reports whether a peer recorded with the given fingerprint, on this host, is
-// known to be gone. It answers false when it cannot tell (another boot or PID namespace).
-func localPeerDead(pid int, bootID, pidNamespace, startTicks string) bool {
+// localPeer judges a peer recorded with the given fingerprint, on this host: known is false
+// when it cannot tell (another boot or PID namespace, no fingerprint); otherwise dead says
+// whether that very process (PID and start time) is gone.
+func localPeer(pid int, bootID, pidNamespace, startTicks string) (known, dead bool) {
 	myBoot, myNS, _ := processFingerprint(0)
 	if bootID == "" || startTicks == "" || bootID != myBoot || pidNamespace != myNS {
-		return false
+		return false, false
 	}
-	return processStart(pid) != startTicks
+	return true, processStart(pid) != startTicks
 }

@@ -5,4 +5,4 @@ package queue
 // Without /proc there is no cheap exact death test: peers are judged by heartbeat age only.
 func processFingerprint(int) (bootID, pidNamespace, startTicks string) { return "", "", "" }
 
-func localPeerDead(int, string, string, string) bool { return false }
+func localPeer(int, string, string, string) (known, dead bool) { return false, false }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/redisconn"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -274,5 +275,139 @@ func TestRecoverDeadForgetsDeadPeersOfARegistryWithoutAQueue(t *testing.T) {
 	}
 	if members, _ := redis.Strings(db.Do(t, "SMEMBERS", k.Instances("process")), nil); len(members) != 1 || members[0] != "live:8" {
 		t.Fatalf("process instances after the reap: %v, want only live:8", members)
+	}
+}
+
+// TestOnlyAPeerConnectedLongerThanStaleAfterJudgesByRecords: after an outage every record has
+// expired; a peer that has just (re)connected must not take a missing record as death, or it
+// requeues the claimed items of a live peer that has not written its record again yet. Once
+// its own heartbeats have succeeded for longer than StaleAfter, a missing record is death.
+func TestOnlyAPeerConnectedLongerThanStaleAfterJudgesByRecords(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	spec := Spec{Stage: "notifier", Source: k.Notifications(), End: Right}
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	peer := &Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: Identity{Host: "elsewhere", PID: 7}, Clock: clk, Version: "t", Log: zap.NewNop()}
+	judge := &Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: Identity{Host: "here", PID: 8}, Clock: clk, Version: "t", Log: zap.NewNop()}
+	for _, r := range []*Registry{peer, judge} {
+		if err := r.Register(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Do(t, "LPUSH", k.Processing(spec.Stage, peer.ID.ID()), "claimed")
+	// The outage: the peer's record expires; the judge's commands fail.
+	db.Do(t, "DEL", k.Instance(spec.Stage, peer.ID.ID()))
+	judge.LostRedis()
+	beats := func(n int) {
+		for range n {
+			clk.Advance(DefaultBeat)
+			if err := judge.Heartbeat(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	beats(1) // reconnected
+	if n, err := judge.RecoverDead(context.Background()); err != nil || n != 0 {
+		t.Fatalf("a judge just reconnected recovered %d (%v) from a peer without a record, want 0", n, err)
+	}
+	beats(3) // connected for exactly StaleAfter: not longer yet
+	if n, err := judge.RecoverDead(context.Background()); err != nil || n != 0 {
+		t.Fatalf("a judge connected for StaleAfter recovered %d (%v), want 0", n, err)
+	}
+	// A heartbeat after a gap longer than two beats (this process or Redis stopped) starts over.
+	clk.Advance(3 * DefaultBeat)
+	if err := judge.Heartbeat(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := judge.RecoverDead(context.Background()); err != nil || n != 0 {
+		t.Fatalf("a judge whose heartbeats had a gap recovered %d (%v), want 0", n, err)
+	}
+	beats(4) // connected for longer than StaleAfter without a gap
+	if n, err := judge.RecoverDead(context.Background()); err != nil || n != 1 {
+		t.Fatalf("a judge connected for longer than StaleAfter recovered %d (%v) from a peer without a record, want 1", n, err)
+	}
+}
+
+// TestBlockingWaitOutlastsTheCommandTimeout: the pool bounds every command by
+// redis.command_timeout, but a consumer waiting for its next item blocks longer than that by
+// design; its wait must end empty-handed, not with a timeout error.
+func TestBlockingWaitOutlastsTheCommandTimeout(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	pool, err := redisconn.NewPool(redisconn.Config{URL: db.URL(), CommandTimeout: 100 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	k := schema.NewKeys("")
+	c := NewConsumer(pool, k, eventsSpec(k), Identity{Host: "h", PID: 1})
+	began := time.Now()
+	b, err := c.Next(context.Background(), 10, 500*time.Millisecond)
+	if err != nil || len(b.Items) != 0 {
+		t.Fatalf("waiting 500ms on an empty queue with a 100ms command timeout: %v, %v; want nothing, no error", b.Items, err)
+	}
+	if took := time.Since(began); took < 500*time.Millisecond {
+		t.Fatalf("the wait ended after %v, before its 500ms", took)
+	}
+}
+
+// reRegisterWorker fails its first batch after deleting its instance's record (as an outage
+// that outlives the record's TTL does), then reports whether the record is back when it is
+// asked for the next batch.
+type reRegisterWorker struct {
+	pool   *redis.Pool
+	record string
+	calls  int
+	seen   chan bool
+	stop   context.CancelFunc
+}
+
+func (w *reRegisterWorker) Start(context.Context) error { return nil }
+
+func (w *reRegisterWorker) ProcessNext(context.Context, time.Duration) (int, error) {
+	conn := w.pool.Get()
+	defer conn.Close()
+	w.calls++
+	if w.calls == 1 {
+		if _, err := conn.Do("DEL", w.record); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("redis went away")
+	}
+	n, _ := redis.Int(conn.Do("EXISTS", w.record))
+	w.seen <- n == 1
+	w.stop()
+	return 0, nil
+}
+
+// TestStageReRegistersFirstAfterAFailure: after a failed batch a stage writes its instance
+// record again before it claims anything, without waiting for its next heartbeat.
+func TestStageReRegistersFirstAfterAFailure(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	k := schema.NewKeys("")
+	spec := eventsSpec(k)
+	id := Identity{Host: "h", PID: 3}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	w := &reRegisterWorker{pool: db.Pool, record: k.Instance(spec.Stage, id.ID()), seen: make(chan bool, 1), stop: stop}
+	loop := &Loop{
+		// A beat of an hour: only the stage itself can write the record again in this test.
+		Registry: &Registry{Pool: db.Pool, Keys: k, Spec: spec, ID: id, Clock: clock.Real{}, Version: "t", Beat: time.Hour, Log: zap.NewNop()},
+		Consumer: NewConsumer(db.Pool, k, spec, id), Worker: w, Log: zap.NewNop(),
+	}
+	done := make(chan error, 1)
+	go func() { done <- loop.Run(ctx) }()
+	select {
+	case back := <-w.seen:
+		if !back {
+			t.Fatal("the stage asked for its next batch before writing its record again")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stage never asked for a second batch")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -56,19 +56,28 @@ func (l *Loop) Run(ctx context.Context) error {
 		wait = 0
 	}
 	var backoff Backoff
+	reconnected := true
 	for ctx.Err() == nil {
+		// After a failure, re-registering is the first act: the record may have expired while
+		// Redis was away, and a peer must see it before this instance claims anything.
+		if !reconnected {
+			if err := l.Registry.Heartbeat(ctx); err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				l.retry(ctx, &backoff, err, "cannot reach Redis to re-register; retrying")
+				continue
+			}
+			reconnected = true
+		}
 		n, err := l.Worker.ProcessNext(ctx, wait)
 		if err != nil && ctx.Err() != nil {
 			break
 		}
 		if err != nil {
-			if l.OnError != nil {
-				l.OnError(err)
-			}
-			delay := backoff.Next()
-			l.Log.Error("processing failed; claimed items stay claimed and are retried",
-				zap.Error(err), zap.Duration("retry_in", delay))
-			Sleep(ctx, delay)
+			l.Registry.LostRedis()
+			reconnected = false
+			l.retry(ctx, &backoff, err, "processing failed; claimed items stay claimed and are retried")
 			continue
 		}
 		backoff.Reset()
@@ -77,6 +86,16 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// retry counts and logs a failed attempt and waits out the next backoff delay.
+func (l *Loop) retry(ctx context.Context, backoff *Backoff, err error, msg string) {
+	if l.OnError != nil {
+		l.OnError(err)
+	}
+	delay := backoff.Next()
+	l.Log.Error(msg, zap.Error(err), zap.Duration("retry_in", delay))
+	Sleep(ctx, delay)
 }
 
 // Open registers the instance, starts the worker and recovers dead peers' work, once, returning
@@ -120,12 +139,7 @@ func (l *Loop) start(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if l.OnError != nil {
-			l.OnError(err)
-		}
-		delay := backoff.Next()
-		l.Log.Error("cannot start; retrying", zap.Error(err), zap.Duration("retry_in", delay))
-		Sleep(ctx, delay)
+		l.retry(ctx, &backoff, err, "cannot start; retrying")
 	}
 }
 

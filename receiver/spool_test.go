@@ -4,11 +4,20 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/flapjackgo/flapjack/events"
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/redisconn"
+	"github.com/flapjackgo/flapjack/schema"
 )
 
 func spoolEvents(from, n int) [][]byte {
@@ -269,3 +278,51 @@ func TestSpoolSharedByProcesses(t *testing.T) {
 type enqueuerFunc func(context.Context, []byte) error
 
 func (f enqueuerFunc) Enqueue(ctx context.Context, ev []byte) error { return f(ctx, ev) }
+
+// TestSpoolingEnqueuerSpoolsPastTheDeadlineOfAFrozenRedis: with Redis stopped (SIGSTOP) a push
+// through the publisher gives up after its timeout and the event is spooled, so the receiver
+// reads on instead of hanging; once Redis resumes the spool drains onto the events list.
+func TestSpoolingEnqueuerSpoolsPastTheDeadlineOfAFrozenRedis(t *testing.T) {
+	t.Parallel()
+	srv := testredis.StartServer(t)
+	db := srv.NewDB(t)
+	const timeout = 300 * time.Millisecond
+	pool, err := redisconn.NewPool(redisconn.Config{URL: db.URL(), CommandTimeout: timeout}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	keys := schema.NewKeys("")
+	s, err := OpenSpool(t.TempDir(), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &SpoolingEnqueuer{Next: events.NewPublisher(pool, keys, "").WithTimeout(timeout), Spool: s}
+	ev := []byte(`{"entity":"web-01","check":"HTTP","type":"service","state":"critical","summary":"frozen"}`)
+
+	srv.Freeze(t)
+	var thaw sync.Once
+	// Should the push hang, Redis resumes after a while so the test fails instead of hanging.
+	guard := time.AfterFunc(5*time.Second, func() { thaw.Do(func() { srv.Thaw(t) }) })
+	defer guard.Stop()
+	began := time.Now()
+	err = e.Enqueue(context.Background(), ev)
+	took := time.Since(began)
+	thaw.Do(func() { srv.Thaw(t) })
+	if err != nil {
+		t.Fatalf("enqueue on a frozen Redis: %v, want the event spooled", err)
+	}
+	if bound := timeout + time.Second; took > bound {
+		t.Fatalf("enqueue on a frozen Redis took %v, want at most %v (timeout %v)", took, bound, timeout)
+	}
+	if s.Len() != 1 || e.Spooled() != 1 {
+		t.Fatalf("spool holds %d, spooled %d; want the event spooled", s.Len(), e.Spooled())
+	}
+	if _, err := s.Drain(context.Background(), e.Next); err != nil {
+		t.Fatalf("drain after Redis resumed: %v", err)
+	}
+	got, err := redis.Strings(db.Do(t, "LRANGE", keys.Events(), 0, -1), nil)
+	if err != nil || len(got) == 0 || !strings.Contains(got[0], `"summary":"frozen"`) || s.Len() != 0 {
+		t.Fatalf("events list after the drain: %v %v, spool %d; want the spooled event queued", got, err, s.Len())
+	}
+}

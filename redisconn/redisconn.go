@@ -5,11 +5,14 @@
 // # Timeouts
 //
 // DialTimeout (default 2 s) bounds a whole new connection: TCP connect, TLS handshake, AUTH,
-// SELECT and, with Sentinel, the ROLE check. ReadTimeout and WriteTimeout default to 0, no
-// limit, because consumers block in BLMOVE for as long as their own timeout says; a command that
-// must not hang uses redis.DoContext or redis.DoWithTimeout. TCP keep-alive probes (30 s idle,
-// then every 10 s, 3 misses) close connections whose peer vanished without a FIN, so a BLMOVE
-// waiting on a dead host returns an error within about a minute.
+// SELECT and, with Sentinel, the ROLE check. CommandTimeout (redis.command_timeout) bounds every
+// command on a pooled connection, writing it and waiting for its reply, so a frozen Redis (a
+// stopped process, a slow disk, a long KEYS) turns into an error within it instead of a hang:
+// a request answers 503, a receiver spools, a stage backs off. A blocking command passes its own
+// longer timeout with redis.DoWithTimeout (the consumers' BLMOVE waits its block time plus a
+// margin); redis.DoContext takes the shorter of its context's deadline and CommandTimeout. TCP
+// keep-alive probes (30 s idle, then every 10 s, 3 misses) close connections whose peer vanished
+// without a FIN, which matters only with CommandTimeout 0.
 //
 // # Failures and retries
 //
@@ -67,9 +70,9 @@ type Config struct {
 	TLS TLSConfig
 	// DialTimeout bounds a new connection (connect, TLS, AUTH, SELECT, ROLE); 0 means 2 s.
 	DialTimeout time.Duration
-	// ReadTimeout and WriteTimeout apply to every command; 0 (the default) means none, because
-	// BLMOVE blocks.
-	ReadTimeout, WriteTimeout time.Duration
+	// CommandTimeout bounds each command: writing it and waiting for its reply (redis.command_timeout;
+	// 0 means none). Blocking commands give their own with redis.DoWithTimeout.
+	CommandTimeout time.Duration
 	// PoolSize is the most connections open at once (redigo MaxActive); 0 means 32. Up to 8 idle
 	// connections are kept.
 	PoolSize int
@@ -131,10 +134,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.DialTimeout < 0:
 		return errors.New("redis.dial_timeout: must not be negative")
-	case c.ReadTimeout < 0:
-		return errors.New("redis.read_timeout: must not be negative")
-	case c.WriteTimeout < 0:
-		return errors.New("redis.write_timeout: must not be negative")
+	case c.CommandTimeout < 0:
+		return errors.New("redis.command_timeout: must not be negative")
 	case c.PoolSize < 0:
 		return errors.New("redis.pool_size: must not be negative")
 	}
@@ -163,8 +164,8 @@ func NewPool(c Config, log *zap.Logger) (*redis.Pool, error) {
 	opts := []redis.DialOption{
 		redis.DialContextFunc(netDialer(c.DialTimeout).DialContext),
 		redis.DialTLSHandshakeTimeout(c.DialTimeout),
-		redis.DialReadTimeout(c.ReadTimeout),
-		redis.DialWriteTimeout(c.WriteTimeout),
+		redis.DialReadTimeout(c.CommandTimeout),
+		redis.DialWriteTimeout(c.CommandTimeout),
 		redis.DialDatabase(ep.db),
 	}
 	if ep.password != "" {

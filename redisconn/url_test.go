@@ -77,7 +77,7 @@ func TestValidateErrors(t *testing.T) {
 		{"tls with redis://", Config{URL: "redis://h:1", TLS: TLSConfig{InsecureSkipVerify: true}}, "redis.tls: TLS settings need a rediss:// redis.url"},
 		{"cert without key", Config{URL: "rediss://h:1", TLS: TLSConfig{CertFile: "c"}}, "redis.tls.cert_file and redis.tls.key_file: set both"},
 		{"negative dial timeout", Config{DialTimeout: -time.Second}, "redis.dial_timeout"},
-		{"negative read timeout", Config{ReadTimeout: -time.Second}, "redis.read_timeout"},
+		{"negative command timeout", Config{CommandTimeout: -time.Second}, "redis.command_timeout"},
 		{"negative pool", Config{PoolSize: -1}, "redis.pool_size"},
 	}
 	for _, tc := range cases {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
+	"github.com/flapjackgo/flapjack/redisconn"
 	"github.com/flapjackgo/flapjack/schema"
 	"github.com/flapjackgo/flapjack/status"
 )
@@ -247,9 +248,13 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
 	msg := "internal error; see the log"
 	var he *httpError
-	if errors.As(err, &he) {
+	switch {
+	case errors.As(err, &he):
 		status, msg = he.status, he.msg
-	} else {
+	case redisconn.Unavailable(err):
+		s.log.Error("web request failed: Redis unavailable", zap.String("path", r.URL.Path), zap.Error(err))
+		status, msg = http.StatusServiceUnavailable, "Redis unavailable; try again shortly"
+	default:
 		s.log.Error("web request failed", zap.String("path", r.URL.Path), zap.Error(err))
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -40,7 +40,8 @@ func (rt *runtime) redisConfig() redisconn.Config {
 			KeyFile:            v.String("redis.tls.key_file"),
 			InsecureSkipVerify: v.Bool("redis.tls.insecure_skip_verify"),
 		},
-		PoolSize: v.Int("redis.pool_size"),
+		PoolSize:       v.Int("redis.pool_size"),
+		CommandTimeout: v.Duration("redis.command_timeout"),
 	}
 }
 

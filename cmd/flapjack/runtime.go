@@ -161,7 +161,8 @@ func (rt *runtime) heartbeat() time.Duration { return rt.values.Duration("instan
 
 // publisher queues events on the executive's list (executive.queue).
 func (rt *runtime) publisher() *events.Publisher {
-	return events.NewPublisher(rt.pool, rt.keys, rt.values.String("executive.queue"))
+	return events.NewPublisher(rt.pool, rt.keys, rt.values.String("executive.queue")).
+		WithTimeout(rt.values.Duration("redis.command_timeout"))
 }
 
 // statusOptions name every queue and stage `status` reports on.

@@ -124,7 +124,8 @@ func (p *process) httpOptions(addr string, withEvents bool) api.Options {
 		Pool: p.pool, Keys: p.keys, Events: p.publisher(), Gatherer: p.reg, Ready: p.tracker.Ready,
 		Log: p.log.With(zap.String("stage", httpStage)), EventsEnabled: withEvents,
 		JSONAPI: withEvents, ReadToken: p.values.String("http.read_token"),
-		CORSOrigins: p.values.List("http.cors_origins"), BaseURL: p.values.String("http.base_url")}
+		CORSOrigins: p.values.List("http.cors_origins"), BaseURL: p.values.String("http.base_url"),
+		RedisTimeout: p.values.Duration("redis.command_timeout")}
 }
 
 // httpStages serve http.addr: POST /events, the JSON API, metrics, health.

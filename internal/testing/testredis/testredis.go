@@ -260,6 +260,24 @@ func (s *Server) Kill() {
 	}
 }
 
+// Freeze stops the server process with SIGSTOP: connections stay open and commands are
+// accepted by the kernel but never answered, as with a Redis stuck on a slow disk. Thaw resumes
+// it; a test that freezes a server should defer Thaw.
+func (s *Server) Freeze(t testing.TB) { s.signal(t, syscall.SIGSTOP) }
+
+// Thaw resumes a frozen server (SIGCONT); it answers the commands sent meanwhile.
+func (s *Server) Thaw(t testing.TB) { s.signal(t, syscall.SIGCONT) }
+
+func (s *Server) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	if s.cmd == nil || s.cmd.Process == nil {
+		t.Fatalf("testredis: %v needs a local redis-server", sig)
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("testredis: %v: %v", sig, err)
+	}
+}
+
 // Restart starts the server again on the same port (data is gone: no persistence).
 func (s *Server) Restart(t testing.TB, extraArgs ...string) {
 	t.Helper()
