@@ -36,8 +36,10 @@ static:
 image: static
 	$(PACKAGE) image $(PACKAGE_FLAGS) --out bin/flapjack-image.tar
 
-# bin/flapjack_<version>_amd64.deb (the version mapped from git describe: README "Install")
+# bin/flapjack_<version>_amd64.deb (the version mapped from git describe: README "Install"), the
+# only one there, so `dpkg -i bin/flapjack_*_amd64.deb` installs it
 deb: static
+	rm -f bin/flapjack_*_amd64.deb
 	$(PACKAGE) deb $(PACKAGE_FLAGS) --out-dir bin
 
 run: build
