@@ -1,9 +1,9 @@
 package main
 
-// The artefacts as an operator gets them: `make image` and `make deb` run once per test binary,
-// then the image is read the way `docker load` and skopeo read it and its binary run from its own
-// layer, and the package is installed with dpkg, run, removed and purged on this machine (as root,
-// which CI is).
+// The artefacts as an operator gets them: `make build`, `make image` and `make deb` run once per
+// test binary, then the image is read the way `docker load` and skopeo read it and its binary run
+// from its own layer, and the package is installed with dpkg, run, removed and purged on this
+// machine (as root, which CI is).
 
 import (
 	"archive/tar"
@@ -39,6 +39,7 @@ import (
 // checks each README line is one of these): the make and dpkg lines run as they are, the docker
 // lines run through dockerRun and dockerLoad, as no Docker engine runs here.
 const (
+	makeBuild        = "make build"
 	makeImage        = "make image"
 	makeDeb          = "make deb"
 	dockerLoadLine   = "docker load -i bin/flapjack-image.tar"
@@ -89,7 +90,7 @@ func makeArtefacts() (artefacts, error) {
 		return a, fmt.Errorf("git describe: %w", err)
 	}
 	a.version = strings.TrimSpace(string(describe))
-	for _, line := range []string{makeImage, makeDeb} {
+	for _, line := range []string{makeBuild, makeImage, makeDeb} {
 		start := time.Now()
 		if out, err := shell(root, nil, line); err != nil {
 			return a, fmt.Errorf("%s: %w\n%s", line, err, out)
@@ -142,6 +143,16 @@ func requireRoot(t *testing.T) {
 	t.Helper()
 	if os.Getuid() != 0 {
 		t.Fatal("this test installs a package and runs the image's binary in a chroot: run it as root (CI does)")
+	}
+}
+
+// TestBuild: make build, the from-source way, leaves a bin/flapjack of this version.
+func TestBuild(t *testing.T) {
+	t.Parallel()
+	a := build(t)
+	out, err := exec.Command(filepath.Join(a.root, "bin", "flapjack"), "version").Output()
+	if err != nil || string(out) != "flapjack "+a.version+"\n" {
+		t.Errorf("bin/flapjack version after %s: %q %v, want flapjack %s", makeBuild, out, err, a.version)
 	}
 }
 
