@@ -22,14 +22,7 @@ func TestDeb(t *testing.T) {
 	t.Parallel()
 	requireRoot(t)
 	a := build(t)
-	info, err := os.Stat(a.deb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s: %.1f MB", a.deb, float64(info.Size())/(1<<20))
-	if info.Size() >= maxDebBytes {
-		t.Errorf("package is %d bytes, want under %d", info.Size(), maxDebBytes)
-	}
+	checkSize(t, a.deb, maxDebBytes)
 	version, err := debVersion(a.version)
 	if err != nil {
 		t.Fatal(err)

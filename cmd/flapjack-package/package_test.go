@@ -162,14 +162,7 @@ func TestImage(t *testing.T) {
 	t.Parallel()
 	requireRoot(t)
 	a := build(t)
-	info, err := os.Stat(a.image)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s: %.1f MB", a.image, float64(info.Size())/(1<<20))
-	if info.Size() >= maxImageBytes {
-		t.Errorf("image is %d bytes, want under %d", info.Size(), maxImageBytes)
-	}
+	checkSize(t, a.image, maxImageBytes)
 	dockerLoad(t, a)
 	img := imageByTag(t, a.image, "flapjack:latest")
 	cfg, err := img.ConfigFile()
@@ -237,20 +230,42 @@ func tarEntries(t *testing.T, path string) map[string][]byte {
 	}
 	defer f.Close()
 	out := map[string][]byte{}
-	tr := tar.NewReader(f)
+	walkTar(t, f, func(h *tar.Header, body io.Reader) error {
+		b, err := io.ReadAll(body)
+		out[h.Name] = b
+		return err
+	})
+	return out
+}
+
+// walkTar calls fn for each entry of the tar stream r, failing the test on an error.
+func walkTar(t *testing.T, r io.Reader, fn func(h *tar.Header, body io.Reader) error) {
+	t.Helper()
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return out
+			return
 		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
+		if err == nil {
+			err = fn(h, tr)
 		}
-		body, err := io.ReadAll(tr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[h.Name] = body
+	}
+}
+
+// checkSize logs the size of the file at path and asserts it is under limit.
+func checkSize(t *testing.T, path string, limit int64) {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %.1f MB", path, float64(info.Size())/(1<<20))
+	if info.Size() >= limit {
+		t.Errorf("%s is %d bytes, want under %d", filepath.Base(path), info.Size(), limit)
 	}
 }
 
@@ -310,35 +325,26 @@ func extract(t *testing.T, img v1.Image) string {
 	}
 	rc := mutate.Extract(img)
 	defer rc.Close()
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return dir
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	walkTar(t, rc, func(h *tar.Header, body io.Reader) error {
 		p := filepath.Join(dir, filepath.Clean("/"+h.Name))
 		switch h.Typeflag {
 		case tar.TypeDir:
-			if err = os.MkdirAll(p, 0o755); err == nil {
-				err = os.Chmod(p, os.FileMode(h.Mode&0o777)|stickyIf(h.Mode))
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
 			}
+			return os.Chmod(p, os.FileMode(h.Mode&0o777)|stickyIf(h.Mode))
 		case tar.TypeSymlink:
-			err = os.Symlink(h.Linkname, p)
+			return os.Symlink(h.Linkname, p)
 		case tar.TypeReg:
-			var body []byte
-			if body, err = io.ReadAll(tr); err == nil {
-				err = os.WriteFile(p, body, os.FileMode(h.Mode).Perm())
+			b, err := io.ReadAll(body)
+			if err != nil {
+				return err
 			}
-		default:
-			t.Fatalf("layer entry %s of type %c", h.Name, h.Typeflag)
+			return os.WriteFile(p, b, os.FileMode(h.Mode).Perm())
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+		return fmt.Errorf("layer entry %s of type %c", h.Name, h.Typeflag)
+	})
+	return dir
 }
 
 func stickyIf(mode int64) os.FileMode {
