@@ -12,10 +12,35 @@ FUZZ_TARGETS := ./schema:FuzzParseEvent ./internal/humantime:FuzzParse ./receive
 	./receiver:FuzzRunJSON ./timerestriction:FuzzParse \
 	./timerestriction:FuzzRRule ./gateways/jabber:FuzzParseCommand ./oncall:FuzzParse ./oncall:FuzzShifts
 
-.PHONY: build run test test-deps lint bench fuzz clean screenshots
+.PHONY: build static image deb run test test-deps lint bench fuzz clean screenshots
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flapjack
+
+# What the image and the package ship: linux/amd64, static (CGO_ENABLED=0, so it runs on an image
+# without a C library), without symbol tables. SOURCE_DATE_EPOCH (the commit's time) stamps every
+# file, so two builds of one commit are byte for byte the same.
+STATIC := bin/static/flapjack
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# SPDX licence expression for the image label and the package; NOASSERTION until the project
+# declares one.
+LICENCE ?= NOASSERTION
+PACKAGE := $(GO) run ./cmd/flapjack-package
+PACKAGE_FLAGS = --binary $(STATIC) --version $(VERSION) --created $(SOURCE_DATE_EPOCH) --licence "$(LICENCE)"
+
+static:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS) -s -w" -o $(STATIC) ./cmd/flapjack
+
+# bin/flapjack-image.tar: an OCI image as a docker-archive (docker load -i, podman load -i), built
+# without a Docker engine or a base image
+image: static
+	$(PACKAGE) image $(PACKAGE_FLAGS) --out bin/flapjack-image.tar
+
+# bin/flapjack_<version>_amd64.deb (the version mapped from git describe: README "Install"), the
+# only one there, so `dpkg -i bin/flapjack_*_amd64.deb` installs it
+deb: static
+	rm -f bin/flapjack_*_amd64.deb
+	$(PACKAGE) deb $(PACKAGE_FLAGS) --out-dir bin
 
 run: build
 	$(BIN) server

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs the real peers the tests talk to when they are missing: redis-server (Sentinel runs
 # from the same binary), prosody for the Jabber tests, promtool (package prometheus) for the
-# metrics lint, nagios4-core for the real-Nagios receiver test, python3-icalendar to parse
-# the on-call calendar feeds, chromium for the web UI's browser tests. The SMTP tests need nothing installed: their server is Go
+# metrics lint and the alerting rules' tests, nagios4-core for the real-Nagios receiver test,
+# python3-icalendar to parse the on-call calendar feeds, skopeo and adduser for the image and
+# package tests, chromium for the web UI's browser tests. The SMTP tests need nothing installed: their server is Go
 # (internal/testing/testsmtp, built with the go tool the tests run under). Needs root for
 # apt-get; otherwise prints the exact command and fails, so a test run never silently skips the
 # integration tests.
@@ -13,6 +14,11 @@ command -v prosody >/dev/null 2>&1 || missing="$missing prosody"
 command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
 [ -x /usr/sbin/nagios4 ] || missing="$missing nagios4-core"
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+# skopeo reads the container image as a second, independent reader (cmd/flapjack-package)
+command -v skopeo >/dev/null 2>&1 || missing="$missing skopeo"
+# the Debian package depends on adduser (its postinst creates the flapjack user); dpkg -i in the
+# package test does not fetch dependencies
+[ -x /usr/sbin/adduser ] || missing="$missing adduser"
 # the real nsca daemon and send_nsca client for the NSCA receiver test
 [ -x /usr/sbin/nsca ] || missing="$missing nsca"
 [ -x /usr/sbin/send_nsca ] || missing="$missing nsca-client"

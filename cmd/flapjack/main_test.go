@@ -83,10 +83,7 @@ func TestGracefulShutdownLeavesNothingClaimed(t *testing.T) {
 // TestMetricsAreValidAndMove: /metrics passes promtool and its counters follow the events.
 func TestMetricsAreValidAndMove(t *testing.T) {
 	t.Parallel()
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Fatalf("promtool is needed (Debian package prometheus): %s", "apt-get install -y prometheus")
-	}
+	promtool := promtoolPath(t)
 	db := testredis.New(t)
 	addr := testbinary.FreeAddr(t)
 	srv := testbinary.Start(t, []string{"FLAPJACK_REDIS_URL=" + db.URL(), "FLAPJACK_HTTP_ADDR=" + addr,

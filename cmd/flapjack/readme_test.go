@@ -29,6 +29,11 @@ package main
 // long-running `make run` server, Quick start commands run beside it, commands stopped with
 // Ctrl-C, documented non-zero statuses and skipped lines. An entry that matches no README line
 // fails the test, so the list cannot rot.
+//
+// Lines another test runs as written (README "Install": make image, docker, dpkg) have a rule of
+// mode elsewhere naming that test's file, which must hold the line as a Go string literal; such a
+// line counts whatever its command, and every command line of the Install section must be one
+// TestReadme runs or one run elsewhere (TestInstallSectionIsRun).
 
 import (
 	"bytes"
@@ -41,6 +46,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,6 +74,8 @@ const (
 	serve
 	// skip: not run, for the reason given.
 	skip
+	// elsewhere: run as written by the test in the rule's file, which must quote the line.
+	elsewhere
 )
 
 type readmeRule struct {
@@ -80,6 +88,8 @@ type readmeRule struct {
 	beside bool
 	// status is the exit status the README documents (0 unless said otherwise).
 	status int
+	// by is the file (from the repository root) of the test that runs an elsewhere line.
+	by     string
 	reason string
 }
 
@@ -101,6 +111,14 @@ var readmeRules = []readmeRule{
 		reason: "Quick start, in another terminal while `make run` serves: without --duration it sends a " +
 			"failure every 10 s for 45 s, so it is stopped as its reader would, with Ctrl-C after its " +
 			"first event, and must say `stopping` and exit 0",
+	},
+	{
+		match: regexp.MustCompile(`^(make (image|deb|build)|docker (load|run) .+|dpkg (-i|-r|--purge) .+|/usr/bin/flapjack version)$`),
+		mode:  elsewhere,
+		by:    "cmd/flapjack-package/package_test.go",
+		reason: "README \"Install\": building the image, the package and the binary, loading and running the image, " +
+			"installing, running and removing the package are run by TestImage and TestDeb (as root, once per test " +
+			"run); no Docker engine runs here, so the docker lines run through their emulation of docker load and run",
 	},
 	// Skipped lines: none today, every command of a fenced block runs. An entry reads
 	// {match: regexp.MustCompile(`^flapjack gateway jabber$`), mode: skip, reason: "needs ..."}.
@@ -156,6 +174,8 @@ func TestReadme(t *testing.T) {
 		case l.mode() == skip:
 			t.Logf("%s skipped: %s", l, l.rule.reason)
 			continue
+		case l.mode() == elsewhere:
+			checkRunElsewhere(t, root, l)
 		case l.mode() == serve:
 			server = append(server, l)
 		case l.rule != nil && l.rule.beside:
@@ -179,6 +199,18 @@ func TestReadme(t *testing.T) {
 			t.Parallel()
 			runReadmeServer(t, root, server, beside)
 		})
+	}
+}
+
+// checkRunElsewhere: the test file l's rule names holds l as written, as a Go string literal.
+func checkRunElsewhere(t *testing.T, root string, l *readmeLine) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(root, l.rule.by))
+	if err != nil {
+		t.Fatalf("%s: %v", l, err)
+	}
+	if !bytes.Contains(src, []byte(strconv.Quote(l.written))) {
+		t.Errorf("%s is said to be run by %s, which does not hold it: copy the line there as the test runs it", l, l.rule.by)
 	}
 }
 
@@ -520,6 +552,7 @@ func blockCommands(body []string, first int, lang string, recipes map[string]str
 		case slices.ContainsFunc(commands, func(c string) bool { return filepath.Base(c) == "flapjack" }):
 		case len(words) == 2 && words[0] == "make" && recipes[words[1]] != "":
 			l.text = recipes[words[1]]
+		case ruleFor(l.written) != nil && ruleFor(l.written).mode == elsewhere:
 		default:
 			continue
 		}
@@ -754,5 +787,46 @@ func TestReadmeExtraction(t *testing.T) {
 		if strings.Contains(l.text, "replay") && !strings.Contains(res.stderr, "replayed 9 lines") {
 			t.Errorf("%s: did not replay the timeline: %s", l, res.stderr)
 		}
+	}
+}
+
+// TestInstallSectionIsRun: every command line of README.md's "Install" section is one TestReadme
+// runs or checks is run elsewhere: an installation command nobody runs would rot unseen.
+func TestInstallSectionIsRun(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Install\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Install" section`)
+	}
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	covered := map[string]bool{}
+	for _, l := range parseReadme(section, flapjackRecipes(t, root)) {
+		covered[l.written] = true
+	}
+	all, lang := 0, ""
+	inBlock := false
+	for _, line := range strings.Split(section, "\n") {
+		if fence, ok := strings.CutPrefix(strings.TrimSpace(line), "```"); ok {
+			inBlock, lang = !inBlock, strings.TrimSpace(fence)
+			continue
+		}
+		words, _ := shellWords(line)
+		if !inBlock || (lang != "" && lang != "sh") || len(words) == 0 {
+			continue
+		}
+		all++
+		if written := strings.Join(words, " "); !covered[written] {
+			t.Errorf(`README.md "Install": %q is neither run by TestReadme nor by a test a readmeRules entry names`, written)
+		}
+	}
+	if all == 0 {
+		t.Fatal(`README.md "Install" shows no command`)
 	}
 }

@@ -41,6 +41,11 @@ func Path() string { return binary() }
 
 var sourcesOnce sync.Once
 
+// TrackSources opens the module's sources once, for tests that build flapjack other than through
+// Main (make image, make deb): go test then reruns them, rather than replaying a cached pass,
+// whenever a source changes.
+func TrackSources() { sourcesOnce.Do(openSources) }
+
 // openSources opens the module's Go files, embedded scripts, go.mod and go.sum.
 func openSources() {
 	root, err := moduleRoot()
