@@ -37,8 +37,12 @@ type Options struct {
 	// Ready reports whether the process's stages are running (nil: always).
 	Ready func() error
 	Log   *zap.Logger
-	// EventsEnabled mounts POST /events (metrics-only listeners of single stages leave it off).
+	// EventsEnabled mounts POST /events and Intakes (metrics-only listeners of single stages
+	// leave it off).
 	EventsEnabled bool
+	// Intakes are further POST endpoints that queue events from other tools' formats (the
+	// Alertmanager webhook): behind Token as POST /events is.
+	Intakes []Intake
 	// JSONAPI mounts the Flapjack 1.x JSON API (contacts, media, PagerDuty credentials,
 	// notification rules); its writes need Token, its reads ReadToken or Token when either is set.
 	JSONAPI bool
@@ -49,6 +53,13 @@ type Options struct {
 	CORSOrigins []string
 	// BaseURL prefixes the Location of created resources; "" = the URL the request came to.
 	BaseURL string
+}
+
+// Intake is one POST endpoint of another tool's format.
+type Intake struct {
+	Path    string
+	What    string
+	Handler http.Handler
 }
 
 // Validate checks the address and the token rule.
@@ -92,6 +103,9 @@ func Handler(o Options) http.Handler {
 			what += " (needs Authorization: Bearer TOKEN)"
 		}
 		handle("POST", "/events", what, o.authorised(http.HandlerFunc(o.postEvents)))
+		for _, in := range o.Intakes {
+			handle("POST", in.Path, in.What, o.authorised(in.Handler))
+		}
 	}
 	if o.Gatherer != nil {
 		handle("GET", "/metrics", "Prometheus metrics (Flapjack 1.x JSON metrics with Accept: application/json)",

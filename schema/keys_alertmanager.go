@@ -1,0 +1,17 @@
+package schema
+
+// AlertmanagerLabels is the hash where the Alertmanager and Prometheus intake keeps the labels of
+// the latest alert of each check it fed: field ENTITY:CHECK, value the labels as a JSON object.
+// Written in the same transaction as the events, so a check acknowledged in flapjack can be
+// silenced in Alertmanager by exactly the labels its alert carried.
+func (k Keys) AlertmanagerLabels() string { return k.key("alertmanager_labels") }
+
+// AlertmanagerSilences is the hash of the acknowledgements mirrored into Alertmanager as
+// silences: field ENTITY:CHECK, value "START END" (unix seconds) of the acknowledgement last
+// queued as a silence. A field is removed when its silence has been queued for expiry or has
+// run out.
+func (k Keys) AlertmanagerSilences() string { return k.key("alertmanager_silences") }
+
+// AlertmanagerSilenceQueue is the list the silence gateway drains (its dead letters go to
+// FailedQueue of it).
+const AlertmanagerSilenceQueue = "alertmanager_silences_queue"
