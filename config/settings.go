@@ -160,6 +160,13 @@ var Core = Table{
 	{Key: "receiver.alertmanager.label_tags", Kind: Bool, Default: "true", Usage: "make every label of an alert a tag name:value"},
 	{Key: "receiver.alertmanager.ttl_from_ends_at", Kind: Bool, Default: "true", Usage: "give alerts posted to /api/v2/alerts (by Prometheus) a ttl reaching to their endsAt, so a firing alert Prometheus stops resending goes stale"},
 
+	{Key: "alertmanager.url", Default: "", Usage: "base URL of an Alertmanager (http://127.0.0.1:9093) that acknowledgements of checks fed by Alertmanager or Prometheus are mirrored into as silences (empty = none)"},
+	{Key: "alertmanager.username", Default: "", Usage: "HTTP basic auth user for alertmanager.url (optional)"},
+	{Key: "alertmanager.password", Default: "", Usage: "HTTP basic auth password for alertmanager.url", Secret: true},
+	{Key: "alertmanager.bearer_token", Default: "", Usage: "bearer token for alertmanager.url (optional; not with alertmanager.username)", Secret: true},
+	{Key: "alertmanager.timeout", Kind: Duration, Default: "10s", Usage: "HTTP request timeout towards alertmanager.url"},
+	{Key: "alertmanager.sync_interval", Kind: Duration, Default: "2s", Usage: "how often acknowledgements are compared with the silences mirrored"},
+
 	{Key: "gateways.retry.max_attempts", Kind: Int, Default: "6", Usage: "delivery attempts before an alert is dead-lettered to <medium>_notifications_failed"},
 	{Key: "gateways.retry.first_backoff", Kind: Duration, Default: "1s", Usage: "wait after the first failed attempt (doubles each time)"},
 	{Key: "gateways.retry.max_backoff", Kind: Duration, Default: "1m", Usage: "longest wait between attempts (a longer Retry-After is honoured)"},

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the real peers the tests talk to when they are missing: redis-server (Sentinel runs
-# from the same binary), prosody for the Jabber tests, promtool (package prometheus) for the
-# metrics lint, nagios4-core for the real-Nagios receiver test, chromium for the web UI's browser tests. The SMTP tests need nothing installed: their server is Go
+# from the same binary), prosody for the Jabber tests, promtool and prometheus (package prometheus) for the
+# metrics lint and the Prometheus intake test, prometheus-alertmanager for the Alertmanager tests, nagios4-core for the real-Nagios receiver test, chromium for the web UI's browser tests. The SMTP tests need nothing installed: their server is Go
 # (internal/testing/testsmtp, built with the go tool the tests run under). Needs root for
 # apt-get; otherwise prints the exact command and fails, so a test run never silently skips the
 # integration tests.
@@ -12,6 +12,10 @@ command -v prosody >/dev/null 2>&1 || missing="$missing prosody"
 command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
 [ -x /usr/sbin/nagios4 ] || missing="$missing nagios4-core"
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+# a real Prometheus (above) and Alertmanager with amtool for the Prometheus intake and silences
+command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
+command -v prometheus-alertmanager >/dev/null 2>&1 || missing="$missing prometheus-alertmanager"
+command -v amtool >/dev/null 2>&1 || missing="$missing prometheus-alertmanager"
 # the real nsca daemon and send_nsca client for the NSCA receiver test
 [ -x /usr/sbin/nsca ] || missing="$missing nsca"
 [ -x /usr/sbin/send_nsca ] || missing="$missing nsca-client"

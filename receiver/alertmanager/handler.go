@@ -134,7 +134,7 @@ func decideAPI(a alert, m Mapping, now time.Time) (decision, error) {
 
 // result is what the intake did with a payload.
 type result struct {
-	Accepted int             `json:"accepted"`
+	Accepted int              `json:"accepted"`
 	Rejected []events.Problem `json:"rejected,omitempty"`
 }
 
