@@ -1,7 +1,7 @@
 package schema
 
 // AlertmanagerLabels is the hash where the Alertmanager and Prometheus intake keeps the labels of
-// the latest alert of each check it fed: field ENTITY:CHECK, value the labels as a JSON object.
+// the latest alert of each check it fed: field ENTITY:CHECK, value an AlertLabels as JSON.
 // Written in the same transaction as the events, so a check acknowledged in flapjack can be
 // silenced in Alertmanager by exactly the labels its alert carried.
 func (k Keys) AlertmanagerLabels() string { return k.key("alertmanager_labels") }
@@ -15,3 +15,16 @@ func (k Keys) AlertmanagerSilences() string { return k.key("alertmanager_silence
 // AlertmanagerSilenceQueue is the list the silence gateway drains (its dead letters go to
 // FailedQueue of it).
 const AlertmanagerSilenceQueue = "alertmanager_silences_queue"
+
+// Ways an alert came in, as AlertLabels.Via records them.
+const (
+	ViaAlertmanager = "alertmanager" // POST /integrations/alertmanager
+	ViaPrometheus   = "prometheus"   // POST /api/v2/alerts
+)
+
+// AlertLabels is the value of an AlertmanagerLabels field: the labels of the check's latest
+// alert and the way it came in.
+type AlertLabels struct {
+	Via    string            `json:"via"`
+	Labels map[string]string `json:"labels"`
+}

@@ -34,7 +34,8 @@ func stages(env gateways.Env) ([]lifecycle.Stage, error) {
 	delivery := env.Delivery(Medium)
 	delivery.Queue = schema.AlertmanagerSilenceQueue
 	w := &Watcher{Pool: env.Pool, Keys: env.Keys, Clock: env.Clock, Log: env.Log.Named("silences"),
-		Interval: v.Duration("alertmanager.sync_interval"), Address: withoutUserinfo(sender.base)}
+		Interval: v.Duration("alertmanager.sync_interval"), Address: withoutUserinfo(sender.base),
+		Resolver: &Resolver{Sender: sender, Events: env.Events, Log: env.Log.Named("silences")}}
 	return []lifecycle.Stage{
 		{Name: Medium + " silence watcher", Run: w.Run},
 		{Name: Medium + " gateway", Run: gateways.New(delivery, sender).Run},

@@ -111,26 +111,45 @@ func (s *Sender) matchers(ctx context.Context, checkID string) ([]matcher, error
 	if err != nil {
 		return nil, fmt.Errorf("read labels of %s: %w", checkID, err)
 	}
-	var labels map[string]string
-	if err := json.Unmarshal(raw, &labels); err != nil || len(labels) == 0 {
-		return nil, gateways.Permanent(fmt.Errorf("labels kept for %s are not a JSON object of labels: %q", checkID, raw))
+	kept, err := decodeLabels(raw)
+	if err != nil {
+		return nil, gateways.Permanent(fmt.Errorf("labels kept for %s: %w", checkID, err))
 	}
+	return equalities(kept.Labels), nil
+}
+
+// decodeLabels reads an alertmanager_labels value.
+func decodeLabels(raw []byte) (schema.AlertLabels, error) {
+	var kept schema.AlertLabels
+	if err := json.Unmarshal(raw, &kept); err != nil || len(kept.Labels) == 0 {
+		return kept, fmt.Errorf("not a JSON object of labels: %q", raw)
+	}
+	return kept, nil
+}
+
+// equalities are labels as equality matchers, sorted by name.
+func equalities(labels map[string]string) []matcher {
 	out := make([]matcher, 0, len(labels))
 	for name, value := range labels {
 		out = append(out, matcher{Name: name, Value: value, IsEqual: true})
 	}
 	slices.SortFunc(out, func(a, b matcher) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return out
 }
 
-// silencesOf are the ids of the pending or active silences flapjack made with exactly matchers.
-func (s *Sender) silencesOf(ctx context.Context, matchers []matcher) ([]string, error) {
+// filter is the API's filter query of matchers.
+func filter(matchers []matcher) url.Values {
 	q := url.Values{}
 	for _, m := range matchers {
 		q.Add("filter", fmt.Sprintf("%s=%q", m.Name, m.Value))
 	}
+	return q
+}
+
+// silencesOf are the ids of the pending or active silences flapjack made with exactly matchers.
+func (s *Sender) silencesOf(ctx context.Context, matchers []matcher) ([]string, error) {
 	var list []silence
-	if err := s.call(ctx, http.MethodGet, "/api/v2/silences?"+q.Encode(), nil, &list); err != nil {
+	if err := s.call(ctx, http.MethodGet, "/api/v2/silences?"+filter(matchers).Encode(), nil, &list); err != nil {
 		return nil, err
 	}
 	var ids []string

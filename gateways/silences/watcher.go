@@ -46,6 +46,8 @@ type Watcher struct {
 	Interval time.Duration
 	// Address is the Alertmanager the jobs are for (the jobs' address).
 	Address string
+	// Resolver, when set, reads back the silenced alerts after each pass.
+	Resolver *Resolver
 }
 
 // Run syncs every Interval until ctx ends.
@@ -54,7 +56,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer tick.Stop()
 	failing := false
 	for {
-		if err := w.Sync(ctx); err != nil && ctx.Err() == nil {
+		if err := w.pass(ctx); err != nil && ctx.Err() == nil {
 			if !failing {
 				w.Log.Warn("acknowledgements not mirrored to Alertmanager yet; retrying", zap.Error(err))
 			}
@@ -68,6 +70,17 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// pass syncs, then reads the silenced alerts back.
+func (w *Watcher) pass(ctx context.Context) error {
+	if err := w.Sync(ctx); err != nil {
+		return err
+	}
+	if w.Resolver == nil {
+		return nil
+	}
+	return w.Resolver.Resolve(ctx)
 }
 
 // Sync compares once the acknowledgements of failing checks fed by Alertmanager, and of the

@@ -19,8 +19,8 @@ import (
 
 // Sources name the two intakes in the rejected list.
 const (
-	SourceWebhook = "alertmanager"
-	SourceAPI     = "prometheus"
+	SourceWebhook = schema.ViaAlertmanager
+	SourceAPI     = schema.ViaPrometheus
 )
 
 // Paths of the two intakes on http.addr.
@@ -54,12 +54,12 @@ type Options struct {
 
 // Webhook serves POST /integrations/alertmanager.
 func (o Options) Webhook() http.Handler {
-	return o.handler(SourceWebhook, webhookAlerts)
+	return o.handler(webhookAlerts)
 }
 
 // Alerts serves POST /api/v2/alerts.
 func (o Options) Alerts() http.Handler {
-	return o.handler(SourceAPI, apiAlerts)
+	return o.handler(apiAlerts)
 }
 
 // decision is how one alert of a payload is to be read.
@@ -70,13 +70,14 @@ type decision struct {
 
 // reader splits a payload into its alerts and decides each one's state.
 type reader struct {
-	split  func(body []byte) ([]json.RawMessage, error)
+	source string
+	split   func(body []byte) ([]json.RawMessage, error)
 	decide func(a alert, m Mapping, now time.Time) (decision, error)
 }
 
-var webhookAlerts = reader{split: splitWebhook, decide: decideWebhook}
+var webhookAlerts = reader{source: SourceWebhook, split: splitWebhook, decide: decideWebhook}
 
-var apiAlerts = reader{split: splitAPI, decide: decideAPI}
+var apiAlerts = reader{source: SourceAPI, split: splitAPI, decide: decideAPI}
 
 func splitWebhook(body []byte) ([]json.RawMessage, error) {
 	var p struct {
@@ -138,7 +139,8 @@ type result struct {
 	Rejected []events.Problem `json:"rejected,omitempty"`
 }
 
-func (o Options) handler(source string, rd reader) http.Handler {
+func (o Options) handler(rd reader) http.Handler {
+	source := rd.source
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, o.MaxBody))
 		var tooBig *http.MaxBytesError
@@ -228,7 +230,7 @@ func (o Options) mapOne(rd reader, raw json.RawMessage, now time.Time) (ev schem
 		return ev, nil, nil, []string{fmt.Sprintf("the event of this alert would be %d bytes, over %d", len(payload), schema.MaxEventBytes)}
 	}
 	// Marshal sorts the names: the same labels are always the same text.
-	if labelJSON, err = json.Marshal(a.Labels); err != nil {
+	if labelJSON, err = json.Marshal(schema.AlertLabels{Via: rd.source, Labels: a.Labels}); err != nil {
 		return ev, nil, nil, []string{"labels: " + err.Error()}
 	}
 	return ev, payload, labelJSON, nil

@@ -145,7 +145,7 @@ func TestWebhookMapsAlertsAndKeepsTheOneWithoutAlertname(t *testing.T) {
 		t.Fatalf("queued\n%+v\nwant\n%+v", got, want)
 	}
 	labels, _ := redis.String(in.db.Do(t, "HGET", in.keys.AlertmanagerLabels(), "web-01:HighLoad"), nil)
-	if labels != `{"alertname":"HighLoad","instance":"web-01:9100","job":"node","severity":"warning"}` {
+	if labels != `{"via":"alertmanager","labels":{"alertname":"HighLoad","instance":"web-01:9100","job":"node","severity":"warning"}}` {
 		t.Fatalf("labels kept for web-01:HighLoad: %q", labels)
 	}
 	rej := in.rejected(t)
