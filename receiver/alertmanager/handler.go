@@ -71,7 +71,7 @@ type decision struct {
 // reader splits a payload into its alerts and decides each one's state.
 type reader struct {
 	source string
-	split   func(body []byte) ([]json.RawMessage, error)
+	split  func(body []byte) ([]json.RawMessage, error)
 	decide func(a alert, m Mapping, now time.Time) (decision, error)
 }
 
