@@ -35,7 +35,7 @@ type intake struct {
 	url  string
 }
 
-func newIntake(t *testing.T, maxBody int64) *intake {
+func newIntake(t testing.TB, maxBody int64) *intake {
 	t.Helper()
 	db := testredis.New(t)
 	keys := schema.NewKeys("")
