@@ -342,3 +342,21 @@ scrape_configs:
 	waitState(t, db, 15*time.Second, checkID, "unknown", "stale:")
 	t.Logf("stale %s after Prometheus was stopped", time.Since(stopped).Round(time.Millisecond))
 }
+
+// TestReadmeShowsThePrometheusExamples: README's From Prometheus blocks are the examples/
+// files the tests above give to Alertmanager and Prometheus, byte for byte.
+func TestReadmeShowsThePrometheusExamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"alertmanager-receiver.yml", "prometheus-alerting.yml"} {
+		body, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), "```yaml\n"+string(body)+"```\n") {
+			t.Errorf("README.md does not show examples/%s as a yaml block", name)
+		}
+	}
+}
