@@ -59,8 +59,11 @@ type Options struct {
 type Intake struct {
 	Path    string
 	What    string
-	Handler http.Handler
+	Handler BodyHandler
 }
+
+// BodyHandler handles a POST whose body the listener has read, within MaxBody.
+type BodyHandler func(w http.ResponseWriter, r *http.Request, body []byte)
 
 // Validate checks the address and the token rule.
 func (o Options) Validate() error {
@@ -102,9 +105,9 @@ func Handler(o Options) http.Handler {
 		if o.Token != "" {
 			what += " (needs Authorization: Bearer TOKEN)"
 		}
-		handle("POST", "/events", what, o.authorised(http.HandlerFunc(o.postEvents)))
+		handle("POST", "/events", what, o.authorised(o.withBody(o.postEvents)))
 		for _, in := range o.Intakes {
-			handle("POST", in.Path, in.What, o.authorised(in.Handler))
+			handle("POST", in.Path, in.What, o.authorised(o.withBody(in.Handler)))
 		}
 	}
 	if o.Gatherer != nil {
@@ -200,19 +203,26 @@ func (o Options) authorised(next http.Handler) http.Handler {
 	})
 }
 
+// withBody reads a request's body for h: 413 when it is over MaxBody.
+func (o Options) withBody(h BodyHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, o.MaxBody))
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": fmt.Sprintf("body over %d bytes", o.MaxBody)})
+			return
+		}
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "read body: " + err.Error()})
+			return
+		}
+		h(w, r, body)
+	})
+}
+
 // postEvents accepts one event or an array; all are validated first and queued only if every
 // one is valid, so a client can fix and resend the whole request.
-func (o Options) postEvents(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, o.MaxBody))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": fmt.Sprintf("body over %d bytes", o.MaxBody)})
-		return
-	}
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "read body: " + err.Error()})
-		return
-	}
+func (o Options) postEvents(w http.ResponseWriter, r *http.Request, body []byte) {
 	raws, err := splitEvents(body)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})

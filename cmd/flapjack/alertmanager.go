@@ -12,13 +12,13 @@ import (
 
 // alertIntakes are POST /integrations/alertmanager and POST /api/v2/alerts, mapped by the
 // receiver.alertmanager.* settings; their rejections are kept beside the executive's.
-func (p *process) alertIntakes(maxBody int64) ([]api.Intake, error) {
+func (p *process) alertIntakes() ([]api.Intake, error) {
 	m, err := alertmanager.MappingFrom(p.values)
 	if err != nil {
 		return nil, err
 	}
 	keeper := p.rejectKeeper()
-	o := alertmanager.Options{Mapping: m, Publisher: p.publisher(), Keys: p.keys, Clock: p.clock, MaxBody: maxBody,
+	o := alertmanager.Options{Mapping: m, Publisher: p.publisher(), Keys: p.keys, Clock: p.clock,
 		Log: p.log.With(zap.String("stage", httpStage)),
 		Reject: func(ctx context.Context, source string, rejected []alertmanager.Rejection) error {
 			batch := make([]model.Rejected, len(rejected))

@@ -133,7 +133,7 @@ func httpStages(p *process) ([]lifecycle.Stage, error) {
 	if err := o.Validate(); err != nil {
 		return nil, settingsError(err)
 	}
-	intakes, err := p.alertIntakes(o.MaxBody)
+	intakes, err := p.alertIntakes()
 	if err != nil {
 		return nil, settingsError(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"time"
@@ -46,19 +45,19 @@ type Options struct {
 	Publisher Publisher
 	Keys      schema.Keys
 	// Reject keeps refused input in the rejected list under source.
-	Reject  func(ctx context.Context, source string, rejected []Rejection) error
-	Clock   clock.Clock
-	MaxBody int64
-	Log     *zap.Logger
+	Reject func(ctx context.Context, source string, rejected []Rejection) error
+	Clock  clock.Clock
+	Log    *zap.Logger
 }
 
-// Webhook serves POST /integrations/alertmanager.
-func (o Options) Webhook() http.Handler {
+// Webhook serves POST /integrations/alertmanager, given the request's body (the HTTP listener
+// reads it, within http.max_body_bytes).
+func (o Options) Webhook() func(http.ResponseWriter, *http.Request, []byte) {
 	return o.handler(webhookAlerts)
 }
 
-// Alerts serves POST /api/v2/alerts.
-func (o Options) Alerts() http.Handler {
+// Alerts serves POST /api/v2/alerts, given the request's body.
+func (o Options) Alerts() func(http.ResponseWriter, *http.Request, []byte) {
 	return o.handler(apiAlerts)
 }
 
@@ -139,19 +138,9 @@ type result struct {
 	Rejected []events.Problem `json:"rejected,omitempty"`
 }
 
-func (o Options) handler(rd reader) http.Handler {
+func (o Options) handler(rd reader) func(http.ResponseWriter, *http.Request, []byte) {
 	source := rd.source
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, o.MaxBody))
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": fmt.Sprintf("body over %d bytes", o.MaxBody)})
-			return
-		}
-		if err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "read body: " + err.Error()})
-			return
-		}
+	return func(w http.ResponseWriter, r *http.Request, body []byte) {
 		raws, err := rd.split(body)
 		if err != nil {
 			o.reject(r.Context(), source, []Rejection{{Input: string(body), Reasons: []string{err.Error()}}})
@@ -169,7 +158,7 @@ func (o Options) handler(rd reader) http.Handler {
 			status = http.StatusBadRequest
 		}
 		writeJSON(w, status, res)
-	})
+	}
 }
 
 // intake maps every alert, queues the events of those that map with their labels, and keeps

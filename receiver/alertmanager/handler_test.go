@@ -42,7 +42,7 @@ func newIntake(t testing.TB, maxBody int64) *intake {
 	clk := clock.NewFake(t0)
 	keeper := events.NewKeeper(db.Pool, keys, clk, time.Hour, zap.NewNop())
 	o := alertmanager.Options{Mapping: alertmanager.DefaultMapping(), Publisher: events.NewPublisher(db.Pool, keys, ""),
-		Keys: keys, Clock: clk, MaxBody: maxBody, Log: zap.NewNop(),
+		Keys: keys, Clock: clk, Log: zap.NewNop(),
 		Reject: func(ctx context.Context, source string, rejected []alertmanager.Rejection) error {
 			var batch []model.Rejected
 			for _, r := range rejected {
