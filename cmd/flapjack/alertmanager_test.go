@@ -241,6 +241,24 @@ func TestAlertmanagerWebhookAndSilences(t *testing.T) {
 		t.Errorf("amtool silence query does not list %s: %v\n%s", silenced.ID, err, amtool)
 	}
 
+	// A new acknowledgement replaces the current one: the silence follows it, and stays one.
+	if _, errOut, code := flapjack(t, env, "", "ack", "--entity", "db-1", "--check", "DiskFull", "-d", "3h", "-m", "still on it"); code != 0 {
+		t.Fatalf("ack: %d %s", code, errOut)
+	}
+	waitUntil(t, 10*time.Second, "the one active flapjack silence following the 3 h acknowledgement", func() (bool, string) {
+		var active []amSilence
+		for _, s := range silences(t, amURL) {
+			if s.CreatedBy == "flapjack" && s.Status.State == "active" {
+				active = append(active, s)
+			}
+		}
+		if len(active) != 1 || time.Until(active[0].EndsAt) < 170*time.Minute || active[0].Comment != "still on it" {
+			return false, fmt.Sprintf("%+v", active)
+		}
+		silenced = active[0]
+		return true, ""
+	})
+
 	if _, errOut, code := flapjack(t, env, "", "maintenance", "end", "--entity", "db-1", "--check", "DiskFull", "--type", "unscheduled"); code != 0 {
 		t.Fatalf("maintenance end: %d %s", code, errOut)
 	}
