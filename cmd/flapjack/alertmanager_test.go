@@ -288,6 +288,11 @@ func TestAlertmanagerWebhookAndSilences(t *testing.T) {
 	postAlert(t, amURL, labels, "disk sda full on db-1 again", time.Now())
 	waitState(t, db, 10*time.Second, "db-1:DiskFull", "ok", "resolved in Alertmanager while silenced")
 	waitSilence(t, amURL, second, "expired")
+
+	out, errOut, _ := flapjack(t, env, "", "status")
+	if !strings.Contains(out, "alertmanager_silences_queue") || !strings.Contains(out, "alertmanager_gateway") {
+		t.Errorf("status does not report the silence queue and its gateway:\n%s\n%s", out, errOut)
+	}
 }
 
 func waitSilence(t *testing.T, amURL, id, state string) {

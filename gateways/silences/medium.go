@@ -9,11 +9,13 @@ import (
 )
 
 // Spec describes the silence mirror like a medium: its switch and its stages (its settings,
-// alertmanager.*, are a section of their own in config.Core). It takes no alerts from the notifier (Unqueued): contacts cannot have it as a medium;
-// its own queue is filled by the Watcher.
+// alertmanager.*, are a section of their own in config.Core). It takes no alerts from the
+// notifier (Unqueued): contacts cannot have it as a medium; its own queue is filled by the
+// Watcher.
 var Spec = gateways.Medium{
 	Name:             Medium,
 	Unqueued:         true,
+	OwnQueue:         schema.AlertmanagerSilenceQueue,
 	EnabledByDefault: true,
 	Stages:           stages,
 }
