@@ -101,13 +101,15 @@ func Handler(o Options) http.Handler {
 		routes = append(routes, route{method, path, what})
 	}
 	if o.EventsEnabled {
-		what := "queue one event (a JSON object) or an array of them; none is queued unless all are valid"
-		if o.Token != "" {
-			what += " (needs Authorization: Bearer TOKEN)"
+		post := func(path, what string, h BodyHandler) {
+			if o.Token != "" {
+				what += " (needs Authorization: Bearer TOKEN)"
+			}
+			handle("POST", path, what, o.authorised(o.withBody(h)))
 		}
-		handle("POST", "/events", what, o.authorised(o.withBody(o.postEvents)))
+		post("/events", "queue one event (a JSON object) or an array of them; none is queued unless all are valid", o.postEvents)
 		for _, in := range o.Intakes {
-			handle("POST", in.Path, in.What, o.authorised(o.withBody(in.Handler)))
+			post(in.Path, in.What, in.Handler)
 		}
 	}
 	if o.Gatherer != nil {
