@@ -7,9 +7,8 @@ package schema
 func (k Keys) AlertmanagerLabels() string { return k.key("alertmanager_labels") }
 
 // AlertmanagerSilences is the hash of the acknowledgements mirrored into Alertmanager as
-// silences: field ENTITY:CHECK, value "START END" (unix seconds) of the acknowledgement last
-// queued as a silence. A field is removed when its silence has been queued for expiry or has
-// run out.
+// silences: field ENTITY:CHECK, value a MirroredSilence as JSON, the acknowledgement last queued
+// as a silence. A field is removed when its silence has been queued for expiry or has run out.
 func (k Keys) AlertmanagerSilences() string { return k.key("alertmanager_silences") }
 
 // AlertmanagerSilenceQueue is the list the silence gateway drains (its dead letters go to
@@ -27,4 +26,13 @@ const (
 type AlertLabels struct {
 	Via    string            `json:"via"`
 	Labels map[string]string `json:"labels"`
+}
+
+// MirroredSilence is the value of an AlertmanagerSilences field: the acknowledgement's window
+// (unix seconds) and the labels (and their way in) its silence was queued with, so the silence
+// is found again to expire it even after the check's labels changed.
+type MirroredSilence struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+	AlertLabels
 }

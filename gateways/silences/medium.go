@@ -29,7 +29,7 @@ func stages(env gateways.Env) ([]lifecycle.Stage, error) {
 	if cfg.URL == "" {
 		return nil, nil
 	}
-	sender, err := NewSender(cfg, env.Pool, env.Keys, env.Clock)
+	sender, err := NewSender(cfg, env.Clock)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func stages(env gateways.Env) ([]lifecycle.Stage, error) {
 	delivery.Queue = schema.AlertmanagerSilenceQueue
 	w := &Watcher{Pool: env.Pool, Keys: env.Keys, Clock: env.Clock, Log: env.Log.Named("silences"),
 		Interval: v.Duration("alertmanager.sync_interval"), Address: withoutUserinfo(sender.base),
-		Resolver: &Resolver{Sender: sender, Events: env.Events, Log: env.Log.Named("silences")}}
+		Resolver: &Resolver{Pool: env.Pool, Keys: env.Keys, Sender: sender, Events: env.Events, Log: env.Log.Named("silences")}}
 	return []lifecycle.Stage{
 		{Name: Medium + " silence watcher", Run: w.Run},
 		{Name: Medium + " gateway", Run: gateways.New(delivery, sender).Run},

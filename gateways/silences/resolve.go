@@ -2,6 +2,7 @@ package silences
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -27,6 +28,8 @@ const resolvedSummary = "resolved in Alertmanager while silenced by flapjack's a
 // firing is resolved, and the Resolver queues an ok result for its check (whose recovery then
 // ends the acknowledgement, and the Watcher expires the silence).
 type Resolver struct {
+	Pool   Pool
+	Keys   schema.Keys
 	Sender *Sender
 	Events Publisher
 	Log    *zap.Logger
@@ -82,30 +85,23 @@ func firing(alerts []gettableAlert, labels map[string]string) bool {
 	return false
 }
 
-// mirroredLabels are the labels of the checks mirrored as silences whose alerts came through
+// mirroredLabels are the labels of the silences mirrored for checks whose alerts came through
 // Alertmanager.
 func (r *Resolver) mirroredLabels(ctx context.Context) (map[string]map[string]string, error) {
-	s := r.Sender
-	conn, err := s.pool.GetContext(ctx)
+	conn, err := r.Pool.GetContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read silenced checks: %w", err)
 	}
 	defer conn.Close()
-	ids, err := redis.Strings(conn.Do("HKEYS", s.keys.AlertmanagerSilences()))
-	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	raws, err := redis.ByteSlices(conn.Do("HMGET", redis.Args{s.keys.AlertmanagerLabels()}.AddFlat(ids)...))
+	mirrored, err := redis.StringMap(conn.Do("HGETALL", r.Keys.AlertmanagerSilences()))
 	if err != nil {
-		return nil, fmt.Errorf("read labels of silenced checks: %w", err)
+		return nil, fmt.Errorf("read silenced checks: %w", err)
 	}
-	out := make(map[string]map[string]string, len(ids))
-	for i, raw := range raws {
-		if raw == nil {
-			continue
-		}
-		if kept, err := decodeLabels(raw); err == nil && kept.Via == schema.ViaAlertmanager {
-			out[ids[i]] = kept.Labels
+	out := make(map[string]map[string]string, len(mirrored))
+	for id, text := range mirrored {
+		var m schema.MirroredSilence
+		if json.Unmarshal([]byte(text), &m) == nil && m.Via == schema.ViaAlertmanager && len(m.Labels) > 0 {
+			out[id] = m.Labels
 		}
 	}
 	return out, nil

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
-
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
@@ -37,14 +35,12 @@ type Config struct {
 type Sender struct {
 	cfg    Config
 	base   *url.URL
-	pool   Pool
-	keys   schema.Keys
 	clock  clock.Clock
 	client *http.Client
 }
 
-// NewSender checks cfg and builds a Sender reading the checks' labels from pool.
-func NewSender(cfg Config, pool Pool, keys schema.Keys, clk clock.Clock) (*Sender, error) {
+// NewSender checks cfg and builds a Sender.
+func NewSender(cfg Config, clk clock.Clock) (*Sender, error) {
 	base, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("alertmanager.url %q is not an http(s) URL", cfg.URL)
@@ -52,7 +48,7 @@ func NewSender(cfg Config, pool Pool, keys schema.Keys, clk clock.Clock) (*Sende
 	if cfg.BearerToken != "" && cfg.Username != "" {
 		return nil, errors.New("alertmanager.bearer_token and alertmanager.username are both set: use one")
 	}
-	return &Sender{cfg: cfg, base: base, pool: pool, keys: keys, clock: clk, client: httpsend.NewClient(cfg.Timeout)}, nil
+	return &Sender{cfg: cfg, base: base, clock: clk, client: httpsend.NewClient(cfg.Timeout)}, nil
 }
 
 // matcher is one of a silence's matchers (API v2).
@@ -78,7 +74,7 @@ type silence struct {
 
 // Send creates or extends the silence of an acknowledgement, or expires it.
 func (s *Sender) Send(ctx context.Context, job schema.Alert) error {
-	matchers, err := s.matchers(ctx, job.EventID)
+	matchers, err := matchers(job)
 	if err != nil {
 		return err
 	}
@@ -97,25 +93,20 @@ func (s *Sender) Send(ctx context.Context, job schema.Alert) error {
 	return s.silence(ctx, job, matchers, ours)
 }
 
-// matchers are the equality matchers of the labels kept for the check.
-func (s *Sender) matchers(ctx context.Context, checkID string) ([]matcher, error) {
-	conn, err := s.pool.GetContext(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read labels of %s: %w", checkID, err)
+// matchers are the job's tags, name=value, as equality matchers.
+func matchers(job schema.Alert) ([]matcher, error) {
+	labels := make(map[string]string, len(job.Tags))
+	for _, tag := range job.Tags {
+		name, value, ok := strings.Cut(tag, "=")
+		if !ok || name == "" {
+			return nil, gateways.Permanent(fmt.Errorf("silence job for %s has a tag %q that is not name=value", job.EventID, tag))
+		}
+		labels[name] = value
 	}
-	defer conn.Close()
-	raw, err := redis.Bytes(conn.Do("HGET", s.keys.AlertmanagerLabels(), checkID))
-	if errors.Is(err, redis.ErrNil) {
-		return nil, gateways.Permanent(fmt.Errorf("no Alertmanager labels are kept for %s", checkID))
+	if len(labels) == 0 {
+		return nil, gateways.Permanent(fmt.Errorf("silence job for %s has no labels to match", job.EventID))
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read labels of %s: %w", checkID, err)
-	}
-	kept, err := decodeLabels(raw)
-	if err != nil {
-		return nil, gateways.Permanent(fmt.Errorf("labels kept for %s: %w", checkID, err))
-	}
-	return equalities(kept.Labels), nil
+	return equalities(labels), nil
 }
 
 // decodeLabels reads an alertmanager_labels value.

@@ -5,8 +5,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -84,20 +84,20 @@ func (w *Watcher) pass(ctx context.Context) error {
 }
 
 // Sync compares once the acknowledgements of failing checks fed by Alertmanager, and of the
-// checks mirrored as silences, with what was mirrored, and queues a job for each difference.
+// checks mirrored as silences, with what was mirrored, and queues the jobs for each difference.
 func (w *Watcher) Sync(ctx context.Context) error {
 	conn, err := w.Pool.GetContext(ctx)
 	if err != nil {
 		return fmt.Errorf("sync silences: %w", err)
 	}
 	defer conn.Close()
-	ids, mirrored, err := w.candidates(conn)
-	if err != nil || len(ids) == 0 {
+	cands, err := w.candidates(conn)
+	if err != nil || len(cands) == 0 {
 		return err
 	}
-	refs := make([]model.CheckRef, len(ids))
-	for i, id := range ids {
-		refs[i].Entity, refs[i].Check, _ = schema.SplitCheckID(id)
+	refs := make([]model.CheckRef, len(cands))
+	for i, c := range cands {
+		refs[i].Entity, refs[i].Check, _ = schema.SplitCheckID(c.id)
 	}
 	now := w.Clock.Now()
 	statuses, err := model.CheckStatuses(conn, w.Keys, now, refs)
@@ -105,83 +105,115 @@ func (w *Watcher) Sync(ctx context.Context) error {
 		return fmt.Errorf("sync silences: %w", err)
 	}
 	for i, st := range statuses {
-		if err := w.follow(conn, ids[i], st, mirrored[ids[i]], now); err != nil {
+		if err := w.follow(conn, cands[i], st, now); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// candidates are the failing checks with labels kept and the checks mirrored, with what was
-// mirrored for each.
-func (w *Watcher) candidates(conn redis.Conn) ([]string, map[string]string, error) {
+// candidate is a check whose silence may have to change.
+type candidate struct {
+	id      string
+	labels  *schema.AlertLabels     // the labels kept for it; nil when none are
+	had     *schema.MirroredSilence // what was mirrored; nil when nothing is
+	hadText string                  // as stored, for the compare-and-set
+}
+
+// candidates are the failing checks with labels kept and the checks mirrored.
+func (w *Watcher) candidates(conn redis.Conn) ([]candidate, error) {
 	mirrored, err := redis.StringMap(conn.Do("HGETALL", w.Keys.AlertmanagerSilences()))
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", w.Keys.AlertmanagerSilences(), err)
+		return nil, fmt.Errorf("read %s: %w", w.Keys.AlertmanagerSilences(), err)
 	}
 	failing, err := redis.Strings(conn.Do("ZRANGE", w.Keys.FailedChecks(), 0, -1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("read failing checks: %w", err)
+		return nil, fmt.Errorf("read failing checks: %w", err)
 	}
-	var ids []string
-	if len(failing) > 0 {
-		args := redis.Args{w.Keys.AlertmanagerLabels()}.AddFlat(failing)
-		labelled, err := redis.Values(conn.Do("HMGET", args...))
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %s: %w", w.Keys.AlertmanagerLabels(), err)
+	ids := slices.Clone(failing)
+	for id := range mirrored {
+		if !slices.Contains(failing, id) {
+			ids = append(ids, id)
 		}
-		for i, l := range labelled {
-			if _, done := mirrored[failing[i]]; l != nil && !done {
-				ids = append(ids, failing[i])
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	raws, err := redis.ByteSlices(conn.Do("HMGET", redis.Args{w.Keys.AlertmanagerLabels()}.AddFlat(ids)...))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", w.Keys.AlertmanagerLabels(), err)
+	}
+	var out []candidate
+	for i, id := range ids {
+		c := candidate{id: id}
+		if kept, err := decodeLabels(raws[i]); err == nil {
+			c.labels = &kept
+		}
+		if text, ok := mirrored[id]; ok {
+			c.hadText = text
+			var had schema.MirroredSilence
+			if json.Unmarshal([]byte(text), &had) == nil {
+				c.had = &had
+			} else {
+				w.Log.Warn("unreadable mirrored silence replaced", zap.String("check", id), zap.String("value", text))
 			}
 		}
+		if c.labels != nil || c.hadText != "" {
+			out = append(out, c)
+		}
 	}
-	for id := range mirrored {
-		ids = append(ids, id)
-	}
-	return ids, mirrored, nil
+	return out, nil
 }
 
-// follow queues what makes Alertmanager agree with one check's acknowledgement.
-func (w *Watcher) follow(conn redis.Conn, id string, st model.CheckStatus, had string, now time.Time) error {
-	want := ""
-	if st.InUnscheduledMaintenance() {
-		want = fmt.Sprintf("%d %d", st.Unscheduled.Start, st.Unscheduled.End)
+// follow queues what makes Alertmanager agree with one check's acknowledgement: a silence for
+// a new or changed acknowledgement, the expiry of the silence of one that ended early or whose
+// labels changed.
+func (w *Watcher) follow(conn redis.Conn, c candidate, st model.CheckStatus, now time.Time) error {
+	var want *schema.MirroredSilence
+	if st.InUnscheduledMaintenance() && c.labels != nil {
+		want = &schema.MirroredSilence{Start: st.Unscheduled.Start, End: st.Unscheduled.End, AlertLabels: *c.labels}
 	}
-	if want == had {
+	if sameSilence(c.had, want) {
 		return nil
 	}
-	var job *schema.Alert
-	switch {
-	case want != "":
-		job = w.job(id, stateSilence, st.Unscheduled, st.UnscheduledSummary)
-	case mirroredEnd(had) > now.Unix():
-		job = w.job(id, stateExpire, model.Window{}, "")
+	var jobs []any
+	if want != nil {
+		jobs = append(jobs, w.job(c.id, stateSilence, want, st.UnscheduledSummary))
 	}
-	payload := ""
-	if job != nil {
-		b, err := json.Marshal(job)
+	if c.had != nil && c.had.End > now.Unix() && (want == nil || !maps.Equal(c.had.Labels, want.Labels)) {
+		jobs = append(jobs, w.job(c.id, stateExpire, c.had, ""))
+	}
+	wantText := ""
+	if want != nil {
+		b, err := json.Marshal(want)
 		if err != nil {
-			return fmt.Errorf("encode silence job for %s: %w", id, err)
+			return fmt.Errorf("encode mirrored silence of %s: %w", c.id, err)
 		}
-		payload = string(b)
+		wantText = string(b)
 	}
-	moved, err := redis.Int(transition.Do(conn, w.Keys.AlertmanagerSilences(), w.Keys.Queue(schema.AlertmanagerSilenceQueue),
-		id, had, want, payload))
+	for i, j := range jobs {
+		b, err := json.Marshal(j)
+		if err != nil {
+			return fmt.Errorf("encode silence job for %s: %w", c.id, err)
+		}
+		jobs[i] = b
+	}
+	args := append(redis.Args{w.Keys.AlertmanagerSilences(), w.Keys.Queue(schema.AlertmanagerSilenceQueue), c.id, c.hadText, wantText}, jobs...)
+	moved, err := redis.Int(transition.Do(conn, args...))
 	if err != nil {
-		return fmt.Errorf("queue silence job for %s: %w", id, err)
+		return fmt.Errorf("queue silence jobs for %s: %w", c.id, err)
 	}
-	if moved == 1 && job != nil {
-		w.Log.Info("silence job queued", zap.String("check", id), zap.String("job", job.NotificationType))
+	if moved == 1 && len(jobs) > 0 {
+		w.Log.Info("silence jobs queued", zap.String("check", c.id), zap.Int("jobs", len(jobs)), zap.Bool("acknowledged", want != nil))
 	}
 	return nil
 }
 
-// mirroredEnd is the end of a mirrored acknowledgement "START END" (0 when unreadable).
-func mirroredEnd(v string) int64 {
-	_, end, _ := strings.Cut(v, " ")
-	n, _ := strconv.ParseInt(end, 10, 64)
-	return n
+func sameSilence(a, b *schema.MirroredSilence) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Start == b.Start && a.End == b.End && maps.Equal(a.Labels, b.Labels)
 }
 
 // Notification types of the jobs.
@@ -190,12 +222,23 @@ const (
 	typeExpire  = "acknowledgement_ended"
 )
 
-func (w *Watcher) job(id, state string, window model.Window, summary string) *schema.Alert {
-	a := &schema.Alert{Media: Medium, Address: w.Address, EventID: id, State: state, NotificationType: typeExpire}
+// job is a silence job: the silence's matchers are its tags, name=value.
+func (w *Watcher) job(id, state string, s *schema.MirroredSilence, summary string) *schema.Alert {
+	a := &schema.Alert{Media: Medium, Address: w.Address, EventID: id, State: state, NotificationType: typeExpire,
+		Tags: labelTags(s.Labels)}
 	if state == stateSilence {
-		start, length := window.Start, window.End-window.Start
+		start, length := s.Start, s.End-s.Start
 		a.Time, a.Duration, a.Summary, a.NotificationType = &start, &length, &summary, typeSilence
 	}
 	a.ID = fmt.Sprintf("%s:%s:%d", Medium, id, w.Clock.Now().UnixNano())
 	return a
+}
+
+// labelTags are labels as name=value, sorted (label names cannot hold '=').
+func labelTags(labels map[string]string) []string {
+	out := make([]string, 0, len(labels))
+	for _, n := range slices.Sorted(maps.Keys(labels)) {
+		out = append(out, n+"="+labels[n])
+	}
+	return out
 }

@@ -90,7 +90,7 @@ func TestWatcherQueuesAJobPerChange(t *testing.T) {
 	}
 	j := jobs[0]
 	if j.EventID != id || j.State != stateSilence || *j.Time != start || *j.Duration != 3600 || *j.Summary != "on it" ||
-		j.Media != Medium || j.Address != "http://am:9093" {
+		j.Media != Medium || j.Address != "http://am:9093" || strings.Join(j.Tags, ",") != "alertname=A" {
 		t.Fatalf("silence job %+v", j)
 	}
 	if jobs := e.sync(t); len(jobs) != 0 {
@@ -102,10 +102,19 @@ func TestWatcherQueuesAJobPerChange(t *testing.T) {
 		t.Fatalf("extension queued %+v, want a silence job of 7200 s", jobs)
 	}
 
+	// New labels (the alert's severity rose): a silence of the new labels, the old one expired.
+	e.db.Do(t, "HSET", e.keys.AlertmanagerLabels(), id, `{"via":"alertmanager","labels":{"alertname":"A","severity":"critical"}}`)
+	jobs = e.sync(t)
+	if len(jobs) != 2 || jobs[0].State != stateSilence || strings.Join(jobs[0].Tags, ",") != "alertname=A,severity=critical" ||
+		jobs[1].State != stateExpire || strings.Join(jobs[1].Tags, ",") != "alertname=A" {
+		t.Fatalf("labels changed: queued %+v, want a silence of the new labels and the expiry of the old", jobs)
+	}
+
 	e.clock.Advance(time.Minute)
 	e.ack(t, id, start, 70, "on it") // ended early, as EndUnscheduledMaintenance does
-	if jobs := e.sync(t); len(jobs) != 1 || jobs[0].State != stateExpire || jobs[0].EventID != id {
-		t.Fatalf("early end queued %+v, want an expiry", jobs)
+	if jobs := e.sync(t); len(jobs) != 1 || jobs[0].State != stateExpire || jobs[0].EventID != id ||
+		strings.Join(jobs[0].Tags, ",") != "alertname=A,severity=critical" {
+		t.Fatalf("early end queued %+v, want an expiry of the silence's labels", jobs)
 	}
 	if n, _ := redis.Int(e.db.Do(t, "HLEN", e.keys.AlertmanagerSilences()), nil); n != 0 {
 		t.Fatalf("%d checks still mirrored", n)
@@ -158,7 +167,7 @@ func TestUnreachableAlertmanagerIsRetriedThenDeadLettered(t *testing.T) {
 	}
 	closed := l.Addr().String()
 	l.Close()
-	sender, err := NewSender(Config{URL: "http://" + closed, Timeout: time.Second}, e.db.Pool, e.keys, e.clock)
+	sender, err := NewSender(Config{URL: "http://" + closed, Timeout: time.Second}, e.clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +201,7 @@ func TestUnreachableAlertmanagerIsRetriedThenDeadLettered(t *testing.T) {
 
 func TestNewSenderChecksItsSettings(t *testing.T) {
 	for _, c := range []Config{{URL: "am:9093"}, {URL: "ftp://am"}, {URL: "http://am", Username: "u", BearerToken: "t"}} {
-		if _, err := NewSender(c, nil, schema.Keys{}, clock.Real{}); err == nil {
+		if _, err := NewSender(c, clock.Real{}); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}

@@ -2,7 +2,7 @@
 -- queues the job that makes Alertmanager follow, only if no other watcher moved it first.
 -- KEYS[1] alertmanager_silences, KEYS[2] the silence queue
 -- ARGV[1] ENTITY:CHECK, ARGV[2] the value read ("" = absent), ARGV[3] the new value ("" =
--- remove), ARGV[4] the job ("" = none)
+-- remove), ARGV[4...] the jobs
 local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 if current ~= ARGV[2] then
   return 0
@@ -12,7 +12,7 @@ if ARGV[3] == '' then
 else
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 end
-if ARGV[4] ~= '' then
-  redis.call('RPUSH', KEYS[2], ARGV[4])
+for i = 4, #ARGV do
+  redis.call('RPUSH', KEYS[2], ARGV[i])
 end
 return 1
