@@ -2,7 +2,6 @@ package alertmanager
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/flapjackgo/flapjack/config"
 )
@@ -14,7 +13,7 @@ func MappingFrom(v *config.Values) (Mapping, error) {
 		return Mapping{}, fmt.Errorf("receiver.alertmanager.severity_states: %w", err)
 	}
 	m := Mapping{
-		EntityLabels:       commaList(v.String("receiver.alertmanager.entity_labels")),
+		EntityLabels:       config.SplitList(v.String("receiver.alertmanager.entity_labels")),
 		DefaultEntity:      v.String("receiver.alertmanager.default_entity"),
 		KeepPort:           v.Bool("receiver.alertmanager.keep_port"),
 		CheckLabel:         v.String("receiver.alertmanager.check_label"),
@@ -23,7 +22,7 @@ func MappingFrom(v *config.Values) (Mapping, error) {
 		SeverityStates:     states,
 		InfoState:          v.String("receiver.alertmanager.info_state"),
 		DefaultState:       v.String("receiver.alertmanager.default_state"),
-		SummaryAnnotations: commaList(v.String("receiver.alertmanager.summary_annotations")),
+		SummaryAnnotations: config.SplitList(v.String("receiver.alertmanager.summary_annotations")),
 		DetailsAnnotation:  v.String("receiver.alertmanager.details_annotation"),
 		LabelTags:          v.Bool("receiver.alertmanager.label_tags"),
 		TTLFromEndsAt:      v.Bool("receiver.alertmanager.ttl_from_ends_at"),
@@ -35,14 +34,4 @@ func MappingFrom(v *config.Values) (Mapping, error) {
 		return Mapping{}, fmt.Errorf("receiver.alertmanager.default_entity is empty: every event needs an entity")
 	}
 	return m, nil
-}
-
-func commaList(s string) []string {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
 }
