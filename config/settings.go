@@ -114,7 +114,7 @@ var Core = Table{
 	{Key: "retention.interval", Kind: Duration, Default: "5m", Usage: "how often the retention sweep runs (in `server` and `executive`)"},
 
 	{Key: "http.enabled", Kind: Bool, Default: "true", Usage: "serve http.addr in `server` (`flapjack api` serves it alone)"},
-	{Key: "http.addr", Default: "127.0.0.1:3081", Usage: "address of the HTTP listener (/metrics, /healthz, /readyz, POST /events, the JSON API); non-loopback needs http.token"},
+	{Key: "http.addr", Default: "127.0.0.1:3081", Usage: "address of the HTTP listener (/metrics, /healthz, /readyz, POST /events, the Prometheus and Alertmanager intakes, the JSON API); non-loopback needs http.token"},
 	{Key: "http.token", Default: "", Usage: "bearer token required by write endpoints", Secret: true},
 	{Key: "http.max_body_bytes", Kind: Int, Default: "1048576", Usage: "largest accepted request body"},
 	{Key: "http.read_token", Default: "", Usage: "bearer token allowing JSON API reads only (with http.token set, reads need one of the two)", Secret: true},
