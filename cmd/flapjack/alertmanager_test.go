@@ -383,3 +383,24 @@ func TestReadmeShowsThePrometheusExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestAlertmanagerSettingsRefused: bad alertmanager.* and receiver.alertmanager.* values stop
+// the command with exit status 2 and the setting named.
+func TestAlertmanagerSettingsRefused(t *testing.T) {
+	t.Parallel()
+	env := []string{"FLAPJACK_REDIS_URL=" + testredis.New(t).URL(), "FLAPJACK_HTTP_ADDR=" + testbinary.FreeAddr(t)}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gateway", "alertmanager", "--alertmanager-url", "ftp://am"}, "alertmanager.url"},
+		{[]string{"gateway", "alertmanager", "--alertmanager-url", "http://127.0.0.1:9093", "--alertmanager-sync-interval", "0"}, "alertmanager.sync_interval"},
+		{[]string{"api", "--receiver-alertmanager-severity-states", "page"}, "receiver.alertmanager.severity_states"},
+		{[]string{"api", "--receiver-alertmanager-info-state", "loud"}, "receiver.alertmanager.info_state"},
+	} {
+		_, errOut, code := flapjack(t, env, "", c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("flapjack %s: exit %d, stderr %q; want 2 naming %s", strings.Join(c.args, " "), code, errOut, c.want)
+		}
+	}
+}

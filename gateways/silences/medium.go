@@ -29,6 +29,10 @@ func stages(env gateways.Env) ([]lifecycle.Stage, error) {
 	if cfg.URL == "" {
 		return nil, nil
 	}
+	interval := v.Duration("alertmanager.sync_interval")
+	if interval <= 0 {
+		return nil, v.Invalid("alertmanager.sync_interval", "must be longer than 0 while alertmanager.url is set")
+	}
 	sender, err := NewSender(cfg, env.Clock)
 	if err != nil {
 		return nil, err
@@ -36,7 +40,7 @@ func stages(env gateways.Env) ([]lifecycle.Stage, error) {
 	delivery := env.Delivery(Medium)
 	delivery.Queue = schema.AlertmanagerSilenceQueue
 	w := &Watcher{Pool: env.Pool, Keys: env.Keys, Clock: env.Clock, Log: env.Log.Named("silences"),
-		Interval: v.Duration("alertmanager.sync_interval"), Address: withoutUserinfo(sender.base),
+		Interval: interval, Address: withoutUserinfo(sender.base),
 		Resolver: &Resolver{Pool: env.Pool, Keys: env.Keys, Sender: sender, Events: env.Events, Log: env.Log.Named("silences")}}
 	return []lifecycle.Stage{
 		{Name: Medium + " silence watcher", Run: w.Run},
