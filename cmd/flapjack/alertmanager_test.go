@@ -205,7 +205,7 @@ func TestAlertmanagerWebhookAndSilences(t *testing.T) {
 	labels := map[string]string{"alertname": "DiskFull", "instance": "db-1:9100", "severity": "critical", "device": "sda"}
 	posted := time.Now()
 	postAlert(t, amURL, labels, "disk sda full on db-1", time.Time{})
-	waitState(t, db, 10*time.Second, "db-1:DiskFull", "critical", "disk sda full on db-1")
+	waitState(t, db, 5*time.Second, "db-1:DiskFull", "critical", "disk sda full on db-1")
 	t.Logf("alert reached flapjack %s after it was posted to Alertmanager", time.Since(posted).Round(time.Millisecond))
 
 	env := []string{"FLAPJACK_REDIS_URL=" + db.URL()}
