@@ -77,6 +77,7 @@ bench: build test-deps
 		git archive $(BENCH_BASELINE) | tar -x -C bin/baseline-src && \
 		(cd bin/baseline-src && $(GO) build -o ../flapjack-baseline ./cmd/flapjack) && rm -rf bin/baseline-src; fi
 	$(GO) run ./cmd/flapjack-bench --binary $(BIN) $(if $(BENCH_BASELINE),--baseline bin/flapjack-baseline) $(BENCH_FLAGS)
+	$(GO) test -run '^$$' -bench BenchmarkWebhook1000Alerts -benchmem -count=1 ./receiver/alertmanager
 
 clean:
 	rm -rf bin

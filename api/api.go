@@ -37,8 +37,12 @@ type Options struct {
 	// Ready reports whether the process's stages are running (nil: always).
 	Ready func() error
 	Log   *zap.Logger
-	// EventsEnabled mounts POST /events (metrics-only listeners of single stages leave it off).
+	// EventsEnabled mounts POST /events and Intakes (metrics-only listeners of single stages
+	// leave it off).
 	EventsEnabled bool
+	// Intakes are further POST endpoints that queue events from other tools' formats (the
+	// Alertmanager webhook): behind Token as POST /events is.
+	Intakes []Intake
 	// JSONAPI mounts the Flapjack 1.x JSON API (contacts, media, PagerDuty credentials,
 	// notification rules); its writes need Token, its reads ReadToken or Token when either is set.
 	JSONAPI bool
@@ -54,6 +58,16 @@ type Options struct {
 	// context only. POST /events is bounded by its publisher (events.Publisher.WithTimeout).
 	RedisTimeout time.Duration
 }
+
+// Intake is one POST endpoint of another tool's format.
+type Intake struct {
+	Path    string
+	What    string
+	Handler BodyHandler
+}
+
+// BodyHandler handles a POST whose body the listener has read, within MaxBody.
+type BodyHandler func(w http.ResponseWriter, r *http.Request, body []byte)
 
 // Validate checks the address and the token rule.
 func (o Options) Validate() error {
@@ -91,11 +105,16 @@ func Handler(o Options) http.Handler {
 		routes = append(routes, route{method, path, what})
 	}
 	if o.EventsEnabled {
-		what := "queue one event (a JSON object) or an array of them; none is queued unless all are valid"
-		if o.Token != "" {
-			what += " (needs Authorization: Bearer TOKEN)"
+		post := func(path, what string, h BodyHandler) {
+			if o.Token != "" {
+				what += " (needs Authorization: Bearer TOKEN)"
+			}
+			handle("POST", path, what, o.authorised(o.withBody(h)))
 		}
-		handle("POST", "/events", what, o.authorised(http.HandlerFunc(o.postEvents)))
+		post("/events", "queue one event (a JSON object) or an array of them; none is queued unless all are valid", o.postEvents)
+		for _, in := range o.Intakes {
+			post(in.Path, in.What, in.Handler)
+		}
 	}
 	if o.Gatherer != nil {
 		handle("GET", "/metrics", "Prometheus metrics (Flapjack 1.x JSON metrics with Accept: application/json)",
@@ -203,19 +222,26 @@ func (o Options) authorised(next http.Handler) http.Handler {
 	})
 }
 
+// withBody reads a request's body for h: 413 when it is over MaxBody.
+func (o Options) withBody(h BodyHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, o.MaxBody))
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": fmt.Sprintf("body over %d bytes", o.MaxBody)})
+			return
+		}
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "read body: " + err.Error()})
+			return
+		}
+		h(w, r, body)
+	})
+}
+
 // postEvents accepts one event or an array; all are validated first and queued only if every
 // one is valid, so a client can fix and resend the whole request.
-func (o Options) postEvents(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, o.MaxBody))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": fmt.Sprintf("body over %d bytes", o.MaxBody)})
-		return
-	}
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "read body: " + err.Error()})
-		return
-	}
+func (o Options) postEvents(w http.ResponseWriter, r *http.Request, body []byte) {
 	raws, err := splitEvents(body)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})

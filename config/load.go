@@ -109,7 +109,7 @@ func parse(s Setting, raw any) (any, error) {
 		if l, ok := raw.([]string); ok {
 			return l, nil
 		}
-		return splitList(raw.(string)), nil
+		return SplitList(raw.(string)), nil
 	}
 	text, ok := raw.(string)
 	if !ok {
@@ -141,7 +141,9 @@ func parse(s Setting, raw any) (any, error) {
 	return text, nil
 }
 
-func splitList(text string) []string {
+// SplitList reads a comma-separated list, as List settings are read from flags and the
+// environment: items trimmed, empty ones dropped.
+func SplitList(text string) []string {
 	var items []string
 	for _, p := range strings.Split(text, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -252,7 +254,7 @@ func flatten(n *yaml.Node, kind Kind) (any, error) {
 			}
 			return items, nil
 		case n.Kind == yaml.ScalarNode:
-			return splitList(n.Value), nil
+			return SplitList(n.Value), nil
 		}
 		return nil, errors.New("want a list")
 	}

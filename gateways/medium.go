@@ -33,9 +33,12 @@ type Medium struct {
 	// Templates are the names of the texts operators may replace (TemplateAlertText, ...), each
 	// a setting gateways.<Name>.templates.<name>.
 	Templates []string
-	// Unqueued marks a gateway that takes no alerts from a queue (oobetet watches chat rooms):
-	// it has no notifier.<Name>_queue and no instance records.
+	// Unqueued marks a gateway that takes no alerts from the notifier (oobetet watches chat
+	// rooms): it has no notifier.<Name>_queue and no instance records unless OwnQueue is set.
 	Unqueued bool
+	// OwnQueue is the list an Unqueued gateway fills itself and drains with the shared runner
+	// (the alertmanager gateway's silence jobs), so `status` reports its depth and instances.
+	OwnQueue string
 }
 
 // QueueSetting is the one setting naming the medium's list, read by the notifier (producer)

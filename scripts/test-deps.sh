@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the real peers the tests talk to when they are missing: redis-server (Sentinel runs
-# from the same binary), prosody for the Jabber tests, promtool (package prometheus) for the
-# metrics lint and the alerting rules' tests, nagios4-core for the real-Nagios receiver test,
+# from the same binary), prosody for the Jabber tests, prometheus (promtool, and the server) for the
+# metrics lint, the alerting rules' tests and the Prometheus intake test, prometheus-alertmanager
+# (with amtool) for the Alertmanager tests, nagios4-core for the real-Nagios receiver test,
 # python3-icalendar to parse the on-call calendar feeds, skopeo and adduser for the image and
 # package tests, chromium for the web UI's browser tests. The SMTP tests need nothing installed: their server is Go
 # (internal/testing/testsmtp, built with the go tool the tests run under). Needs root for
@@ -19,6 +20,10 @@ command -v skopeo >/dev/null 2>&1 || missing="$missing skopeo"
 # the Debian package depends on adduser (its postinst creates the flapjack user); dpkg -i in the
 # package test does not fetch dependencies
 [ -x /usr/sbin/adduser ] || missing="$missing adduser"
+# a real Prometheus (above) and Alertmanager with amtool for the Prometheus intake and silences
+command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
+command -v prometheus-alertmanager >/dev/null 2>&1 || missing="$missing prometheus-alertmanager"
+command -v amtool >/dev/null 2>&1 || missing="$missing prometheus-alertmanager"
 # the real nsca daemon and send_nsca client for the NSCA receiver test
 [ -x /usr/sbin/nsca ] || missing="$missing nsca"
 [ -x /usr/sbin/send_nsca ] || missing="$missing nsca-client"

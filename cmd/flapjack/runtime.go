@@ -175,7 +175,10 @@ func (rt *runtime) statusOptions() status.Options {
 			queues = append(queues, q)
 			delete(mediumQueues, m.Name)
 		}
-		if m.Stages != nil && !m.Unqueued {
+		if m.OwnQueue != "" {
+			queues = append(queues, m.OwnQueue)
+		}
+		if m.Stages != nil && (!m.Unqueued || m.OwnQueue != "") {
 			stages = append(stages, gateways.Stage(m.Name))
 		}
 	}

@@ -134,6 +134,11 @@ func httpStages(p *process) ([]lifecycle.Stage, error) {
 	if err := o.Validate(); err != nil {
 		return nil, settingsError(err)
 	}
+	intakes, err := p.alertIntakes()
+	if err != nil {
+		return nil, settingsError(err)
+	}
+	o.Intakes = intakes
 	return []lifecycle.Stage{{Name: httpStage, Run: func(ctx context.Context) error { return api.Serve(ctx, o) }}}, nil
 }
 

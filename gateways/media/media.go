@@ -17,6 +17,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/nexmo"
 	"github.com/flapjackgo/flapjack/gateways/oobetet"
 	"github.com/flapjackgo/flapjack/gateways/pagerduty"
+	"github.com/flapjackgo/flapjack/gateways/silences"
 	"github.com/flapjackgo/flapjack/gateways/slack"
 	"github.com/flapjackgo/flapjack/gateways/sns"
 	"github.com/flapjackgo/flapjack/gateways/twilio"
@@ -36,7 +37,8 @@ var All = []gateways.Medium{
 	slack.Spec,
 	webhook.Spec,
 	logmedium.Spec,
-	oobetet.Spec, // watches the Jabber rooms; takes no alerts from a queue
+	oobetet.Spec,  // watches the Jabber rooms; takes no alerts from a queue
+	silences.Spec, // mirrors acknowledgements into Alertmanager; fills its own queue
 }
 
 // Lookup finds a medium by name.

@@ -54,7 +54,7 @@ func TestDefaultQueuesAndGateways(t *testing.T) {
 			t.Errorf("%s queue %q", name, q[name])
 		}
 	}
-	if got := GatewayNames(","); got != "jabber,pagerduty,email,sms,sms_twilio,sms_nexmo,sns,slack,webhook,log,oobetet" {
+	if got := GatewayNames(","); got != "jabber,pagerduty,email,sms,sms_twilio,sms_nexmo,sns,slack,webhook,log,oobetet,alertmanager" {
 		t.Errorf("gateways %q", got)
 	}
 	if _, ok := Lookup("email"); !ok {
