@@ -66,7 +66,7 @@ func (a *jsonAPI) readContacts(r *http.Request, withEntities bool) ([]model.Stor
 			if ids, err = pathIDs(r, 1); err != nil {
 				return err
 			}
-		} else if ids, err = model.ContactIDs(c, a.o.Keys); err != nil {
+		} else if ids, err = model.ContactIDs(r.Context(), c, a.o.Keys); err != nil {
 			return err
 		}
 		if out, err = model.ReadContacts(r.Context(), c, a.o.Keys, ids, withEntities); err != nil {

@@ -102,7 +102,7 @@ func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
 		var ids []string
 		var err error
 		if refs == nil {
-			if ids, err = model.ContactIDs(c, a.o.Keys); err != nil {
+			if ids, err = model.ContactIDs(r.Context(), c, a.o.Keys); err != nil {
 				return err
 			}
 		}

@@ -106,6 +106,16 @@ func Contacts(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byt
 		}
 	}
 	rep.Writes = res.Writes
+	if !opts.DryRun {
+		// Contacts Flapjack 1.6 wrote join our index as the import passes by.
+		n, err := model.RepairContactIndex(ctx, conn, keys)
+		if err != nil {
+			return rep, err
+		}
+		if n > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("all_contacts: %d contacts brought in line with their contact:ID hashes", n))
+		}
+	}
 	return rep, nil
 }
 

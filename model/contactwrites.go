@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,8 +15,10 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// A contact exists when it is a member of all_contacts: every writer here adds it, and
-// Flapjack's JSON API lists contacts from it.
+// A contact exists when it has a contact:ID hash, as Flapjack 1.6 finds contacts, or is a
+// member of all_contacts, the index every writer here keeps beside the hash (see
+// addContactExists). Every writer writes the hash with a first_name field, which is what
+// Flapjack 1.6 looks for.
 
 // contactState is what Redis holds for some contacts, read under WATCH.
 type contactState struct {
@@ -51,11 +54,14 @@ func (t *txn) readContacts(ids, ruleIDs, tags []string, withTags bool) (*contact
 	var b redisread.Batch
 	t.watch(&b, watch...)
 	allType := b.Add("TYPE", keys.AllContacts())
-	type reads struct{ member, rules, media int }
+	type reads struct {
+		exists       contactAt
+		rules, media int
+	}
 	at := make([]reads, len(ids))
 	for i, id := range ids {
 		at[i] = reads{
-			member: b.Add("SISMEMBER", keys.AllContacts(), id),
+			exists: addContactExists(&b, keys, id),
 			rules:  b.Add("SMEMBERS", keys.ContactRules(id)),
 			media:  b.Add("HKEYS", keys.ContactMedia(id)),
 		}
@@ -77,7 +83,7 @@ func (t *txn) readContacts(ids, ruleIDs, tags []string, withTags bool) (*contact
 		return nil, fmt.Errorf("key %s holds a %s, not a set: fix or delete it; nothing written", keys.AllContacts(), typ)
 	}
 	for i, id := range ids {
-		st.exists[id] = b.Num(at[i].member) == 1
+		st.exists[id] = at[i].exists.exists(&b)
 		st.oldRules[id] = b.Strs(at[i].rules)
 		st.media[id] = b.Strs(at[i].media)
 	}
@@ -414,11 +420,14 @@ func UpdateContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 			watch = append(watch, keys.Contact(id), keys.ContactTimezone(id))
 		}
 		t.watch(&b, append(watch, keys.AllContacts())...)
-		type reads struct{ member, info, tz int }
+		type reads struct {
+			exists   contactAt
+			info, tz int
+		}
 		at := make([]reads, len(ids))
 		for i, id := range ids {
 			at[i] = reads{
-				member: b.Add("SISMEMBER", keys.AllContacts(), id),
+				exists: addContactExists(&b, keys, id),
 				info:   b.Add("HMGET", keys.Contact(id), "first_name", "last_name", "email"),
 				tz:     b.Add("GET", keys.ContactTimezone(id)),
 			}
@@ -426,7 +435,7 @@ func UpdateContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 		if err := b.Run(t.ctx, t.conn); err != nil {
 			return nil, err
 		}
-		if err := missing("contact", ids, func(i int) bool { return b.Num(at[i].member) == 1 }); err != nil {
+		if err := missing("contact", ids, func(i int) bool { return at[i].exists.exists(&b) }); err != nil {
 			return nil, err
 		}
 		var ops Ops
@@ -562,8 +571,8 @@ func (t *txn) watchedMemberships(family func(string) string, ids []string) ([]st
 	return names, setKeys, members, nil
 }
 
-// mustExist WATCHes the contact and all_contacts and returns a *NotFoundError when the contact
-// does not exist.
+// mustExist WATCHes the contacts and all_contacts and returns a *NotFoundError when one does
+// not exist.
 func (t *txn) mustExist(ids ...string) error {
 	var b redisread.Batch
 	watch := []string{t.keys.AllContacts()}
@@ -571,14 +580,14 @@ func (t *txn) mustExist(ids ...string) error {
 		watch = append(watch, ownKeys(t.keys, id)...)
 	}
 	t.watch(&b, watch...)
-	at := make([]int, len(ids))
+	at := make([]contactAt, len(ids))
 	for i, id := range ids {
-		at[i] = b.Add("SISMEMBER", t.keys.AllContacts(), id)
+		at[i] = addContactExists(&b, t.keys, id)
 	}
 	if err := b.Run(t.ctx, t.conn); err != nil {
 		return err
 	}
-	return missing("contact", ids, func(i int) bool { return b.Num(at[i]) == 1 })
+	return missing("contact", ids, func(i int) bool { return at[i].exists(&b) })
 }
 
 // readMedia reads, under WATCH, the media refs name; a contact or medium that does not exist is
@@ -802,15 +811,18 @@ func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Ru
 		watch := []string{keys.AllContacts()}
 		for i, r := range norm {
 			if !res.Refused[i] {
-				watch = append(watch, keys.Rule(r.ID), keys.ContactRules(r.ContactID))
+				watch = append(watch, keys.Rule(r.ID), keys.ContactRules(r.ContactID), keys.Contact(r.ContactID))
 			}
 		}
 		t.watch(&b, watch...)
-		type reads struct{ contact, owner int }
+		type reads struct {
+			contact contactAt
+			owner   int
+		}
 		at := make([]reads, len(norm))
 		for i, r := range norm {
 			if !res.Refused[i] {
-				at[i] = reads{contact: b.Add("SISMEMBER", keys.AllContacts(), r.ContactID), owner: b.Add("HGET", keys.Rule(r.ID), "contact_id")}
+				at[i] = reads{contact: addContactExists(&b, keys, r.ContactID), owner: b.Add("HGET", keys.Rule(r.ID), "contact_id")}
 			}
 		}
 		if err := b.Run(t.ctx, t.conn); err != nil {
@@ -820,7 +832,7 @@ func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Ru
 			if res.Refused[i] {
 				continue
 			}
-			if b.Num(at[i].contact) != 1 {
+			if !at[i].contact.exists(&b) {
 				res.refuse(i, FieldError{Field: "contact_id", Reason: fmt.Sprintf("contact %q does not exist", r.ContactID), Err: ErrNotFound})
 			}
 			if owner := b.Str(at[i].owner); owner != "" && owner != r.ContactID {
@@ -950,4 +962,48 @@ func setOf(items []string) map[string]bool {
 		m[s] = true
 	}
 	return m
+}
+
+var (
+	//go:embed scripts/repair_contact_index.lua
+	repairContactIndexSource string
+	repairContactIndexScript = redis.NewScript(0, repairContactIndexSource)
+)
+
+// RepairContactIndex brings all_contacts, our index of contacts, in line with the contact:ID
+// hashes, which are what decides (see addContactExists): a contact Flapjack 1.6 wrote joins the
+// index, and a member of the index without a hash (written by an earlier version of ours when
+// all its own fields were empty) gets one with an empty first_name, so Flapjack 1.6 finds it
+// too. It returns how many contacts it changed.
+func RepairContactIndex(ctx context.Context, conn redis.Conn, keys schema.Keys) (int, error) {
+	hashes, err := redisread.Scan(ctx, conn, keys.Contact(""), "hash")
+	if err != nil {
+		return 0, fmt.Errorf("repair all_contacts: %w", err)
+	}
+	indexed, err := redis.Strings(conn.Do("SMEMBERS", keys.AllContacts()))
+	if err != nil {
+		return 0, fmt.Errorf("repair all_contacts: %w", err)
+	}
+	inIndex := make(map[string]bool, len(indexed))
+	for _, id := range indexed {
+		inIndex[id] = true
+	}
+	args := []any{keys.AllContacts()}
+	for _, id := range hashes {
+		if !inIndex[id] {
+			args = append(args, id, keys.Contact(id))
+		}
+		delete(inIndex, id)
+	}
+	for id := range inIndex {
+		args = append(args, id, keys.Contact(id))
+	}
+	if len(args) == 1 {
+		return 0, nil
+	}
+	n, err := redis.Int(repairContactIndexScript.DoContext(ctx, conn, args...))
+	if err != nil {
+		return 0, fmt.Errorf("repair all_contacts: %w", err)
+	}
+	return n, nil
 }

@@ -371,7 +371,7 @@ func delayText(v string) string {
 func (s *server) contacts(w http.ResponseWriter, r *http.Request) error {
 	var list []model.StoredContact
 	err := s.withConn(r, func(conn redis.Conn) error {
-		ids, err := model.ContactIDs(conn, s.o.Keys)
+		ids, err := model.ContactIDs(r.Context(), conn, s.o.Keys)
 		if err != nil {
 			return err
 		}

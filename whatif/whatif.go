@@ -253,7 +253,7 @@ func readScenarioContacts(ctx context.Context, s Space) ([]model.StoredContact, 
 		return nil, err
 	}
 	defer conn.Close()
-	ids, err := model.ContactIDs(conn, s.Keys)
+	ids, err := model.ContactIDs(ctx, conn, s.Keys)
 	if err != nil {
 		return nil, err
 	}
