@@ -101,9 +101,11 @@ func (a *jsonAPI) postContacts(w http.ResponseWriter, r *http.Request) error {
 	contacts := make([]model.ContactData, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
-		f := newFields(index("contacts", i), item, append([]string{"id"}, contactFieldNames...)...)
+		// tags: flapjack-diner sends them and Flapjack 1.6 accepted them (it dropped them); we
+		// keep them in contact_tag:TAG, as the importer does.
+		f := newFields(index("contacts", i), item, append([]string{"id", "tags"}, contactFieldNames...)...)
 		all[i] = f
-		contacts[i] = model.ContactData{ID: f.str("id"), ContactInfo: model.ContactInfo{
+		contacts[i] = model.ContactData{ID: f.str("id"), Tags: f.strs("tags"), ContactInfo: model.ContactInfo{
 			FirstName: f.str("first_name"), LastName: f.str("last_name"), Email: f.str("email"), Timezone: f.str("timezone")}}
 		if contacts[i].ID == "" {
 			contacts[i].ID = model.NewID()

@@ -113,6 +113,9 @@ func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		if err := firstMissing(ids, contacts); err != nil {
+			return err
+		}
 		for _, ct := range contacts {
 			for _, m := range ct.Media {
 				ref := model.MediumRef{ContactID: ct.ID, Name: m.Name}
@@ -128,15 +131,24 @@ func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if refs != nil && len(out) == 0 {
-		ids := make([]string, len(refs))
-		for i, ref := range refs {
-			ids[i] = ref.String()
-		}
-		return &model.NotFoundError{What: "medium", IDs: ids}
-	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	writeAPI(w, http.StatusOK, map[string]any{"media": out})
+	return nil
+}
+
+// firstMissing is Flapjack 1.6's answer to a read naming contacts one at a time (media and
+// PagerDuty credentials by id): 404 for the first of ids that is not among found. Media or
+// credentials a found contact lacks are only left out of the answer, as in 1.6.
+func firstMissing(ids []string, found []model.StoredContact) error {
+	have := make(map[string]bool, len(found))
+	for _, c := range found {
+		have[c.ID] = true
+	}
+	for _, id := range ids {
+		if !have[id] {
+			return failWith(http.StatusNotFound, "could not find contact '%s'", id)
+		}
+	}
 	return nil
 }
 
@@ -206,7 +218,7 @@ func (a *jsonAPI) patchMedia(w http.ResponseWriter, r *http.Request) error {
 		})
 	})
 	if err != nil {
-		return err
+		return oneContact(err)
 	}
 	noContent(w)
 	return nil
@@ -218,7 +230,7 @@ func (a *jsonAPI) deleteMedia(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := a.conn(r, func(c redis.Conn) error { return model.DeleteMedia(r.Context(), c, a.o.Keys, refs) }); err != nil {
-		return err
+		return oneContact(err)
 	}
 	noContent(w)
 	return nil
@@ -236,12 +248,12 @@ func (a *jsonAPI) pagerdutyRoutes(route func(method, path, what string, h apiHan
 
 func (a *jsonAPI) getPagerduty(w http.ResponseWriter, r *http.Request) error {
 	contacts, err := a.readContacts(r, false)
-	var nf *model.NotFoundError
-	if errors.As(err, &nf) {
-		return &model.NotFoundError{What: "pagerduty credentials", IDs: nf.IDs}
+	if err == nil && r.PathValue("ids") != "" {
+		ids, _ := pathIDs(r, 1)
+		err = firstMissing(ids, contacts)
 	}
 	if err != nil {
-		return err
+		return oneContact(err)
 	}
 	out := []pagerdutyJSON{}
 	for _, c := range contacts {
@@ -252,10 +264,6 @@ func (a *jsonAPI) getPagerduty(w http.ResponseWriter, r *http.Request) error {
 					Username: p.Username, Password: p.Password, Links: linksJSON{Contacts: []string{c.ID}}})
 			}
 		}
-	}
-	if len(out) == 0 && r.PathValue("ids") != "" {
-		ids, _ := pathIDs(r, 1)
-		return &model.NotFoundError{What: "pagerduty credentials", IDs: ids}
 	}
 	writeAPI(w, http.StatusOK, map[string]any{"pagerduty_credentials": out})
 	return nil
@@ -360,7 +368,7 @@ func (a *jsonAPI) patchPagerduty(w http.ResponseWriter, r *http.Request) error {
 		return &model.NotFoundError{What: "pagerduty credentials", IDs: gone}
 	})
 	if err != nil {
-		return err
+		return oneContact(err)
 	}
 	noContent(w)
 	return nil
@@ -385,7 +393,7 @@ func (a *jsonAPI) deletePagerduty(w http.ResponseWriter, r *http.Request) error 
 		return &model.NotFoundError{What: "pagerduty credentials", IDs: gone}
 	}
 	if err != nil {
-		return err
+		return oneContact(err)
 	}
 	noContent(w)
 	return nil
