@@ -131,18 +131,22 @@ func (a *jsonAPI) patchContacts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ops, err := a.readPatch(w, r, "contacts", contactFieldNames, []string{"entities"})
+	ops, err := a.readPatch(w, r, "contacts", contactFieldNames, []string{"entities", "notification_rules"})
 	if err != nil {
 		return err
 	}
 	// Check every value before writing anything.
 	var changes []func(*model.ContactInfo)
-	var add, remove []string
+	var add, remove, grabRules, dropRules []string
 	for _, op := range ops {
-		switch op.Op {
-		case "add":
+		switch {
+		case op.Op == "add" && op.Linked == "notification_rules":
+			grabRules = append(grabRules, op.ID)
+		case op.Op == "remove" && op.Linked == "notification_rules":
+			dropRules = append(dropRules, op.ID)
+		case op.Op == "add":
 			add = append(add, op.ID)
-		case "remove":
+		case op.Op == "remove":
 			remove = append(remove, op.ID)
 		default:
 			f := replaced(op)
@@ -176,17 +180,35 @@ func (a *jsonAPI) patchContacts(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
-		return model.UpdateContacts(r.Context(), c, a.o.Keys, ids, func(info *model.ContactInfo) error {
+		if err := model.UpdateContacts(r.Context(), c, a.o.Keys, ids, func(info *model.ContactInfo) error {
 			for _, change := range changes {
 				change(info)
 			}
 			return nil
-		})
+		}); err != nil {
+			return err
+		}
+		return a.linkRules(r, c, ids, grabRules, dropRules)
 	})
 	if err != nil {
 		return err
 	}
 	noContent(w)
+	return nil
+}
+
+// linkRules does what Flapjack 1.6 does for a contact's notification_rules links: an added
+// rule moves to the contact (to the last of ids, when several are patched), a removed one is
+// deleted.
+func (a *jsonAPI) linkRules(r *http.Request, c redis.Conn, ids, grab, drop []string) error {
+	if len(grab) > 0 {
+		if err := model.MoveRules(r.Context(), c, a.o.Keys, ids[len(ids)-1], grab); err != nil {
+			return err
+		}
+	}
+	if len(drop) > 0 {
+		return model.DeleteRules(r.Context(), c, a.o.Keys, drop)
+	}
 	return nil
 }
 

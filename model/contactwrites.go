@@ -938,6 +938,36 @@ func DeleteRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []s
 	})
 }
 
+// MoveRules gives the notification rules ids to contact contactID, as Flapjack 1.6's JSON API
+// does for a contact's notification_rules link: each leaves its owner's list for contactID's.
+// All or nothing: a missing contact or rule is a *NotFoundError.
+func MoveRules(ctx context.Context, conn redis.Conn, keys schema.Keys, contactID string, ids []string) error {
+	ids = unique(ids)
+	return guarded(ctx, conn, keys, func(t *txn) (*Ops, error) {
+		if err := t.mustExist(contactID); err != nil {
+			return nil, err
+		}
+		stored, err := t.readRules(ids)
+		if err != nil {
+			return nil, err
+		}
+		var ops Ops
+		for i, id := range ids {
+			r, err := DecodeRule(id, stored[i])
+			if err != nil {
+				return nil, err
+			}
+			if r.ContactID != "" && r.ContactID != contactID {
+				ops.SRem(keys.ContactRules(r.ContactID), id)
+			}
+			r.ContactID = contactID
+			writeRule(&ops, keys, r.normalized())
+			ops.SAdd(keys.ContactRules(contactID), id)
+		}
+		return &ops, nil
+	})
+}
+
 // randomID is a random (version 4) UUID.
 func randomID() string {
 	var u [16]byte
