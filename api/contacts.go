@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sort"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -37,7 +38,10 @@ func toContactJSON(c model.StoredContact) contactJSON {
 		out.Links.Entities = []string{}
 	}
 	for _, m := range c.Media {
-		out.Links.Media = append(out.Links.Media, model.MediumRef{ContactID: c.ID, Name: m.Name}.String())
+		// The PagerDuty service key is shown as pagerduty_credentials, not as a medium (1.6).
+		if m.Name != model.PagerdutyMedium {
+			out.Links.Media = append(out.Links.Media, model.MediumRef{ContactID: c.ID, Name: m.Name}.String())
+		}
 	}
 	for _, r := range c.Rules {
 		out.Links.NotificationRules = append(out.Links.NotificationRules, r.ID)
@@ -84,6 +88,16 @@ func (a *jsonAPI) getContacts(w http.ResponseWriter, r *http.Request) error {
 	contacts, err := a.readContacts(r, true)
 	if err != nil {
 		return err
+	}
+	if r.PathValue("ids") == "" {
+		// Flapjack 1.6 lists every contact by last name, then first name.
+		sort.SliceStable(contacts, func(i, j int) bool {
+			ci, cj := contacts[i], contacts[j]
+			if ci.LastName != cj.LastName {
+				return ci.LastName < cj.LastName
+			}
+			return ci.FirstName < cj.FirstName
+		})
 	}
 	out := make([]contactJSON, len(contacts))
 	for i, c := range contacts {

@@ -119,7 +119,9 @@ func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
 		for _, ct := range contacts {
 			for _, m := range ct.Media {
 				ref := model.MediumRef{ContactID: ct.ID, Name: m.Name}
-				if want != nil && !want[ref] {
+				// PagerDuty is served as pagerduty_credentials (1.6 lists it under neither
+				// /media nor a contact's media links).
+				if m.Name == model.PagerdutyMedium || want != nil && !want[ref] {
 					continue
 				}
 				out = append(out, mediumJSON{ID: ref.String(), Type: m.Name, Address: m.Address,
