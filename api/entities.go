@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
@@ -85,6 +86,10 @@ func (a *jsonAPI) getEntities(w http.ResponseWriter, r *http.Request) error {
 	entities, err := a.readEntities(r, 1)
 	if err != nil {
 		return err
+	}
+	if r.PathValue("ids") == "" {
+		// Flapjack 1.6 lists every entity by name.
+		sort.SliceStable(entities, func(i, j int) bool { return entities[i].Name < entities[j].Name })
 	}
 	out := []entityJSON{}
 	for _, e := range entities {

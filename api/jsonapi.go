@@ -265,7 +265,12 @@ func (a *jsonAPI) createItems(w http.ResponseWriter, r *http.Request, resource, 
 	}
 	for k := range top {
 		if k != resource {
-			return nil, failWith(http.StatusUnprocessableEntity, "unknown member %q: the body is {%q: [...]}", k, resource)
+			unknown := fmt.Sprintf("unknown member %q: the body is {%q: [...]}", k, resource)
+			if _, ok := top[resource]; !ok {
+				// 1.6's message first: it is what its clients show.
+				return nil, &statusError{status: http.StatusUnprocessableEntity, msgs: []string{noneMsg, unknown}}
+			}
+			return nil, failWith(http.StatusUnprocessableEntity, "%s", unknown)
 		}
 	}
 	var items []map[string]json.RawMessage

@@ -44,8 +44,12 @@ var (
 	knownMediumTypes = []string{"sms_twilio", "sms_nexmo", "pagerduty", "jabber", "email", "slack", "sms", "sns"}
 )
 
-// parseMediumID splits CONTACT_TYPE.
+// parseMediumID splits CONTACT_TYPE. CONTACT_pagerduty is no medium id, as in Flapjack 1.6:
+// PagerDuty settings are pagerduty_credentials.
 func parseMediumID(id string) (model.MediumRef, error) {
+	if strings.HasSuffix(id, "_"+model.PagerdutyMedium) {
+		return model.MediumRef{}, failWith(http.StatusUnprocessableEntity, "Could not get contact_id from media_id '%s'", id)
+	}
 	for _, t := range knownMediumTypes {
 		if c, ok := strings.CutSuffix(id, "_"+t); ok && c != "" {
 			return model.MediumRef{ContactID: c, Name: t}, nil
