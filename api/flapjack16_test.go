@@ -149,6 +149,11 @@ var reads16 = []step16{
 		{"id":"www.example.com:HTTP Port 80","name":"HTTP Port 80","entity_name":"www.example.com","enabled":true,"links":{"entities":["5000"]}},
 		{"id":"www.example.com:SSH","name":"SSH","entity_name":"www.example.com","enabled":true,"links":{"entities":["5000"]}}]}`},
 	{name: "checks by id, names with spaces", method: "GET", path: "/checks/www.example.com:HTTP%20Port%2080", status: 200, want: `{"checks":[{"id":"www.example.com:HTTP Port 80"}]}`},
+	// flapjack-diner escapes ids with Ruby's URI.escape, which leaves "/" as it is.
+	{name: "a check name with a slash", method: "GET", path: "/checks/www.example.com:SSH,db.example.com:Disk%20/var", status: 200,
+		want: `{"checks":[{"id":"www.example.com:SSH"},{"id":"db.example.com:Disk /var","name":"Disk /var","entity_name":"db.example.com"}]}`},
+	{name: "its status report", method: "GET", path: "/status_report/checks/db.example.com:Disk%20/var", status: 200,
+		want: `{"status_reports":[{"name":"Disk /var","state":"critical"}]}`},
 	{name: "no check found", method: "GET", path: "/checks/nope.example.com:X", status: 404, errors: []string{"could not find entity checks: 'nope.example.com:X'"}},
 	{name: "status report", method: "GET", path: "/status_report/entities/5000", status: 200, want: `{"status_reports":[
 		{"name":"HTTP Port 80","state":"warning","summary":"HTTP WARNING: slow","enabled":true,"in_scheduled_maintenance":false,"in_unscheduled_maintenance":false,

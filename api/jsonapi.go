@@ -203,7 +203,9 @@ func pathIDs(r *http.Request, n int) ([]string, error) {
 	}
 	var ids []string
 	seen := map[string]bool{}
-	for _, part := range strings.Split(segs[n], ",") {
+	// Check ids are the routes' last segment and may hold "/" (routes {ids...}); other ids
+	// have no "/" and their routes no more segments.
+	for _, part := range strings.Split(strings.Join(segs[n:], "/"), ",") {
 		id, err := url.PathUnescape(part)
 		if err != nil || id == "" {
 			return nil, failWith(http.StatusBadRequest, "invalid id %q in the path", part)
