@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/flapjackgo/flapjack/internal/testing/fj16"
+	"github.com/flapjackgo/flapjack/schema"
 )
 
 // TestFlapjack16ContactsUpdatedInPlace: importing contacts that a database written by the real
@@ -12,10 +13,7 @@ import (
 // duplicated, the index is repaired, and entities may list them.
 func TestFlapjack16ContactsUpdatedInPlace(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "")
-	conn := e.db.Conn(t)
-	fj16.Load(t, conn)
-	conn.Close()
+	e := &env{t: t, db: fj16.NewDB(t), keys: schema.NewKeys("")}
 
 	rep := e.mustImport(Contacts, []byte(`{"contacts":[
 		{"id":"22","first_name":"Charles","last_name":"Babbage","email":"cb@example.com",

@@ -869,16 +869,13 @@ func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Ru
 func UpdateRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, change func(*Rule) error) error {
 	ids = unique(ids)
 	return guarded(ctx, conn, keys, func(t *txn) (*Ops, error) {
-		stored, err := t.readRules(ids)
+		rules, err := t.readDecodedRules(ids)
 		if err != nil {
 			return nil, err
 		}
 		var ops Ops
 		for i, id := range ids {
-			r, err := DecodeRule(id, stored[i])
-			if err != nil {
-				return nil, err
-			}
+			r := rules[i]
 			owner := r.ContactID
 			if err := change(&r); err != nil {
 				return nil, err
@@ -918,6 +915,21 @@ func (t *txn) readRules(ids []string) ([]map[string]string, error) {
 	return out, nil
 }
 
+// readDecodedRules is readRules, decoded.
+func (t *txn) readDecodedRules(ids []string) ([]Rule, error) {
+	stored, err := t.readRules(ids)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]Rule, len(ids))
+	for i, id := range ids {
+		if rules[i], err = DecodeRule(id, stored[i]); err != nil {
+			return nil, err
+		}
+	}
+	return rules, nil
+}
+
 // DeleteRules deletes notification rules and takes them off their contacts' lists. All or
 // nothing: a missing rule is a *NotFoundError.
 func DeleteRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) error {
@@ -947,16 +959,13 @@ func MoveRules(ctx context.Context, conn redis.Conn, keys schema.Keys, contactID
 		if err := t.mustExist(contactID); err != nil {
 			return nil, err
 		}
-		stored, err := t.readRules(ids)
+		rules, err := t.readDecodedRules(ids)
 		if err != nil {
 			return nil, err
 		}
 		var ops Ops
-		for i, id := range ids {
-			r, err := DecodeRule(id, stored[i])
-			if err != nil {
-				return nil, err
-			}
+		for _, r := range rules {
+			id := r.ID
 			if r.ContactID != "" && r.ContactID != contactID {
 				ops.SRem(keys.ContactRules(r.ContactID), id)
 			}

@@ -706,10 +706,9 @@ func TestFlapjack16Contacts(t *testing.T) {
 	ctx := context.Background()
 	keys := schema.Keys{}
 	load := func(t *testing.T) (*testredis.DB, redis.Conn) {
-		db := testredis.New(t)
+		db := fj16.NewDB(t)
 		conn := db.Conn(t)
 		t.Cleanup(func() { conn.Close() })
-		fj16.Load(t, conn)
 		return db, conn
 	}
 	t.Run("listed and read", func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/testing/fj16"
-	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -16,10 +15,7 @@ import (
 // notified about show them.
 func TestFlapjack16ContactPages(t *testing.T) {
 	t.Parallel()
-	db := testredis.New(t)
-	conn := db.Conn(t)
-	fj16.Load(t, conn)
-	conn.Close()
+	db := fj16.NewDB(t)
 	f := &fixture{db: db, keys: schema.NewKeys("")}
 	f.srv = f.serve(t, Options{Addr: "127.0.0.1:0", Pool: db.Pool, Keys: f.keys, Clock: clock.NewFake(t0)})
 	c := f.client(t, false)

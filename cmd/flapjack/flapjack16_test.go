@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/flapjackgo/flapjack/internal/testing/fj16"
-	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 )
 
 // TestStatusCountsFlapjack16Contacts: `flapjack status` counts the contacts of a database
@@ -14,10 +13,7 @@ import (
 // keeps no all_contacts index).
 func TestStatusCountsFlapjack16Contacts(t *testing.T) {
 	t.Parallel()
-	db := testredis.New(t)
-	conn := db.Conn(t)
-	fj16.Load(t, conn)
-	conn.Close()
+	db := fj16.NewDB(t)
 	env := []string{"FLAPJACK_REDIS_URL=" + db.URL()}
 	out, _, _ := flapjack(t, env, "", "status", "--json")
 	var s struct {

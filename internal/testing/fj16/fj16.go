@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 )
 
 //go:embed testdata/dump.json
@@ -63,6 +65,16 @@ func Load(t testing.TB, conn redis.Conn) Dump {
 		}
 	}
 	return d
+}
+
+// NewDB is a fresh test database (testredis.New) holding the recording.
+func NewDB(t testing.TB) *testredis.DB {
+	t.Helper()
+	db := testredis.New(t)
+	conn := db.Conn(t)
+	defer conn.Close()
+	Load(t, conn)
+	return db
 }
 
 // restoreArgs is the command that writes k.
