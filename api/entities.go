@@ -2,7 +2,9 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -121,11 +123,13 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	entities := make([]model.EntityData, len(items))
+	links := make([]model.EntityChange, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
 		f := newFields(index("entities", i), item, "id", "name", "contacts", "tags", "links")
 		all[i] = f
 		entities[i] = model.EntityData{ID: f.str("id"), Name: f.str("name")}
+		links[i] = model.EntityChange{AddContacts: f.strs("contacts"), AddTags: f.strs("tags")}
 		if entities[i].ID == "" {
 			return failWith(http.StatusForbidden, "Entity with a nil id detected")
 		}
@@ -133,7 +137,16 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 	if err := itemsErr(all); err != nil {
 		return err
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return model.CreateEntities(r.Context(), c, a.o.Keys, entities) }); err != nil {
+	err = a.conn(r, func(c redis.Conn) error {
+		if err := a.knownContacts(r, c, links); err != nil {
+			return err
+		}
+		if err := model.CreateEntities(r.Context(), c, a.o.Keys, entities); err != nil {
+			return err
+		}
+		return a.linkCreated(r, c, entities, links)
+	})
+	if err != nil {
 		return entityErr(err)
 	}
 	ids := make([]string, len(entities))
@@ -141,6 +154,64 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 		ids[i] = e.ID
 	}
 	a.created(w, r, "entities", ids)
+	return nil
+}
+
+// knownContacts refuses (422, before anything is written) contacts of created entities that do
+// not exist; Flapjack 1.6 skipped them silently.
+func (a *jsonAPI) knownContacts(r *http.Request, c redis.Conn, links []model.EntityChange) error {
+	var ids []string
+	for _, l := range links {
+		ids = append(ids, l.AddContacts...)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := model.ReadContacts(r.Context(), c, a.o.Keys, ids, false)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, ct := range found {
+		have[ct.ID] = true
+	}
+	var msgs []string
+	for i, l := range links {
+		for k, id := range l.AddContacts {
+			if !have[id] {
+				msgs = append(msgs, fmt.Sprintf("entities[%d].contacts[%d]: contact '%s' does not exist", i, k, id))
+			}
+		}
+	}
+	if len(msgs) > 0 {
+		return &statusError{status: http.StatusUnprocessableEntity, msgs: msgs}
+	}
+	return nil
+}
+
+// linkCreated gives created entities the contacts and tags their records list, as Flapjack
+// 1.6's Entity.add did: the contacts replace the entity's (contacts_for:ID), the tags are added.
+func (a *jsonAPI) linkCreated(r *http.Request, c redis.Conn, entities []model.EntityData, links []model.EntityChange) error {
+	for i, e := range entities {
+		if links[i].AddContacts == nil && links[i].AddTags == nil {
+			continue
+		}
+		current, err := model.ReadEntities(r.Context(), c, a.o.Keys, []string{e.ID})
+		if err != nil {
+			return err
+		}
+		change := links[i]
+		for _, old := range current {
+			for _, id := range old.Contacts {
+				if !slices.Contains(change.AddContacts, id) {
+					change.RemoveContacts = append(change.RemoveContacts, id)
+				}
+			}
+		}
+		if err := model.UpdateEntities(r.Context(), c, a.o.Keys, []string{e.ID}, change); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
