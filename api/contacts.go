@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/model"
 )
 
@@ -117,10 +118,18 @@ func (a *jsonAPI) postContacts(w http.ResponseWriter, r *http.Request) error {
 	for i, item := range items {
 		// tags: flapjack-diner sends them and Flapjack 1.6 accepted them (it dropped them); we
 		// keep them in contact_tag:TAG, as the importer does.
-		f := newFields(index("contacts", i), item, append([]string{"id", "tags"}, contactFieldNames...)...)
+		f := newFields(index("contacts", i), item, append([]string{"id", "tags", "media"}, contactFieldNames...)...)
 		all[i] = f
 		contacts[i] = model.ContactData{ID: f.str("id"), Tags: f.strs("tags"), ContactInfo: model.ContactInfo{
 			FirstName: f.str("first_name"), LastName: f.str("last_name"), Email: f.str("email"), Timezone: f.str("timezone")}}
+		if f.has("media") {
+			// 1.6 took a contact's media here, in the form of the import file.
+			var problems []importer.Problem
+			contacts[i].Media, contacts[i].Pagerduty, problems = importer.ParseMedia(i, item["media"])
+			for _, p := range problems {
+				f.fail(p.Field, p.Reason)
+			}
+		}
 		if contacts[i].ID == "" {
 			contacts[i].ID = model.NewID()
 		}

@@ -191,6 +191,15 @@ var contacts16 = []step16{
 	{name: "created as 1.6 finds contacts", method: "GET", path: "/contacts/31", status: 200,
 		want:  `{"contacts":[{"id":"31","first_name":"Grace","timezone":"America/New_York"}]}`,
 		check: dumpHas("contact:31", "hash{email=grace@example.com, first_name=Grace, last_name=Hopper}")},
+	// 1.6's Contact.add took media in the form of the import file.
+	{name: "create with media", method: "POST", path: "/contacts", ctype: vndJSON, status: 201, want: `["32"]`,
+		body: `{"contacts":[{"id":"32","first_name":"Mary","media":{"email":{"address":"mary@example.com","interval":120},
+			"pagerduty":{"service_key":"k32","subdomain":"sub","token":"t","username":"u","password":"p"}}}]}`,
+		check: dumpHas("contact_media:32", "hash{email=mary@example.com, pagerduty=k32}")},
+	{name: "its media", method: "GET", path: "/media/32_email", status: 200, want: `{"media":[{"id":"32_email","interval":120}]}`,
+		check: dumpHas("contact_pagerduty:32", "hash{password=p, subdomain=sub, token=t, username=u}")},
+	{name: "create with a bad medium", method: "POST", path: "/contacts", ctype: vndJSON, status: 422,
+		body: `{"contacts":[{"id":"33","first_name":"X","media":{"email":7}}]}`, errors: []string{"contacts[0].media.email: must be an address string or an object"}},
 	{name: "create without a body array", method: "POST", path: "/contacts", ctype: "application/json", body: `{"contact":{}}`, status: 422,
 		errors: []string{"No valid contacts were submitted", `unknown member "contact": the body is {"contacts": [...]}`}},
 	{name: "change a 1.6 contact, link an entity with /-", method: "PATCH", path: "/contacts/22", ctype: patchJSON, status: 204,
@@ -211,7 +220,7 @@ var contacts16 = []step16{
 	{name: "delete a 1.6 contact", method: "DELETE", path: "/contacts/22", status: 204, check: dumpHas("contact_media:22", "")},
 	{name: "deleted", method: "GET", path: "/contacts/22", status: 404, errors: []string{"could not find contacts '22'"},
 		check: dumpHas("contacts_for:5001", "set{21}")},
-	{name: "the rest listed", method: "GET", path: "/contacts", status: 200, want: `{"contacts":[{"id":"31"},{"id":"21"},{"id":"ops-team"}]}`},
+	{name: "the rest listed", method: "GET", path: "/contacts", status: 200, want: `{"contacts":[{"id":"32"},{"id":"31"},{"id":"21"},{"id":"ops-team"}]}`},
 }
 
 var media16 = []step16{
@@ -269,7 +278,7 @@ var entities16 = []step16{
 		body: `{"entities":[{"id":"5003","name":"new.example.com"}]}`, check: dumpHas("all_entity_names_by_id",
 			"hash{5000=www.example.com, 5001=db.example.com, 5002=spare.example.com, 5003=new.example.com}")},
 	{name: "create an entity with a 1.6 contact and tags", method: "POST", path: "/entities", ctype: vndJSON, status: 201, want: `["5004"]`,
-		body: `{"entities":[{"id":"5004","name":"mail.example.com","contacts":["22","ops-team"],"tags":["mail"]}]}`,
+		body:  `{"entities":[{"id":"5004","name":"mail.example.com","contacts":["22","ops-team"],"tags":["mail"]}]}`,
 		check: dumpHas("contacts_for:5004", "set{22, ops-team}")},
 	{name: "its tags", method: "GET", path: "/entities/5004", status: 200, want: `{"entities":[{"id":"5004","links":{"contacts":["22","ops-team"]}}]}`,
 		check: dumpHas("entity_tag:mail", "set{5004}")},
@@ -278,7 +287,7 @@ var entities16 = []step16{
 		body: `{"entities":[{"id":"5004","name":"mail.example.com","contacts":["21"]}]}`, check: dumpHas("contacts_for:5004", "set{21}")},
 	// 1.6 skipped a contact it could not find; we say so and write nothing.
 	{name: "an entity with a missing contact", method: "POST", path: "/entities", ctype: vndJSON, status: 422,
-		body: `{"entities":[{"id":"5005","name":"x.example.com","contacts":["21","ghost"]}]}`,
+		body:   `{"entities":[{"id":"5005","name":"x.example.com","contacts":["21","ghost"]}]}`,
 		errors: []string{"entities[0].contacts[1]: contact 'ghost' does not exist"}},
 	{name: "not created", method: "GET", path: "/entities/5005", status: 404, errors: []string{"could not find entities: '5005'"}},
 	{name: "an entity without id", method: "POST", path: "/entities", ctype: vndJSON, status: 403, body: `{"entities":[{"name":"x.example.com"}]}`,

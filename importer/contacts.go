@@ -164,6 +164,16 @@ func recordID(c *check, raw json.RawMessage) string {
 	return ""
 }
 
+// ParseMedia reads the media member of a contact record (the JSON API's POST /contacts reads a
+// created contact's media with it too, as Flapjack 1.6 took them there): the media and the
+// PagerDuty REST credentials.
+func ParseMedia(index int, raw json.RawMessage) ([]model.Medium, model.PagerdutyCredentials, []Problem) {
+	c := &check{index: index}
+	var creds model.PagerdutyCredentials
+	media := parseMedia(c, raw, &creds)
+	return media, creds, c.problems
+}
+
 func parseMedia(c *check, raw json.RawMessage, creds *model.PagerdutyCredentials) []model.Medium {
 	if isNull(raw) {
 		return nil
