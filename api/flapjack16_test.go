@@ -1,14 +1,19 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"reflect"
 	"testing"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/internal/testing/fj16"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/schema"
 )
 
 // step16 is one request to the JSON API on the Flapjack 1.6 recording and the answer Flapjack
@@ -338,4 +343,27 @@ var maintenance16 = []step16{
 		body: `{"test_notifications":[{"summary":"testing"}]}`},
 	{name: "test notifications of a missing entity", method: "POST", path: "/test_notifications/checks/nope.example.com:X", ctype: vndJSON, status: 404,
 		body: `{"test_notifications":[{"summary":"testing"}]}`, errors: []string{"could not find entity 'nope.example.com'"}},
+}
+
+// TestServeRepairsTheContactIndex: the JSON API, starting on a database Flapjack 1.6 wrote (no
+// all_contacts), adds 1.6's contacts to our index before it serves.
+func TestServeRepairsTheContactIndex(t *testing.T) {
+	t.Parallel()
+	db := fj16.NewDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, Options{Addr: "127.0.0.1:0", Pool: db.Pool, Keys: schema.NewKeys(""), JSONAPI: true, Log: zap.NewNop()})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for db.Dump(t)["all_contacts"] != "set{21, 22, ops-team}" {
+		if time.Now().After(deadline) {
+			t.Fatalf("all_contacts = %q after 10s, want 1.6's three contacts", db.Dump(t)["all_contacts"])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
 }
