@@ -179,6 +179,12 @@ var reads16 = []step16{
 		want: `{"downtime_reports":[{"total_seconds":{"critical":240,"ok":86160},"downtime":[{"state":"critical","start_time":1700000060,"end_time":1700000300}]}]}`},
 	{name: "entity metrics", method: "GET", path: "/metrics/entities", status: 200, want: `{"entities":{"all":3,"enabled":2,"failing":2}}`},
 	{name: "check metrics", method: "GET", path: "/metrics/checks", status: 200, want: `{"checks":{"all":3,"failing":2}}`},
+	// 1.6's checks were last updated long before the test runs.
+	{name: "check freshness", method: "GET", path: "/metrics/check_freshness", status: 200,
+		want: `{"check_freshness":{"from_0_to_60":0,"from_60_to_300":0,"from_300_to_900":0,"from_900_to_3600":0,"from_3600_to_∞":3}}`},
+	{name: "event metrics", method: "GET", path: "/metrics/events", status: 200, want: `{"events":{"processed":"<any>","queue":{"length":0}}}`},
+	{name: "all metrics", method: "GET", path: "/metrics?filter=entities,checks", status: 200,
+		want: `{"entities":{"all":3,"enabled":2,"failing":2},"checks":{"all":3,"failing":2}}`},
 }
 
 const (
