@@ -198,6 +198,10 @@ func (a *jsonAPI) patchContacts(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	err = a.conn(r, func(c redis.Conn) error {
+		// A missing rule stops the request before any of its writes.
+		if err := a.rulesExist(r, c, append(append([]string(nil), grabRules...), dropRules...)); err != nil {
+			return err
+		}
 		if len(add)+len(remove) > 0 {
 			if err := model.LinkEntities(r.Context(), c, a.o.Keys, ids, add, remove); err != nil {
 				return err
@@ -217,6 +221,27 @@ func (a *jsonAPI) patchContacts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	noContent(w)
+	return nil
+}
+
+// rulesExist is a *NotFoundError naming the first of ids that is no rule.
+func (a *jsonAPI) rulesExist(r *http.Request, c redis.Conn, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := model.ReadRules(r.Context(), c, a.o.Keys, ids)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, rule := range found {
+		have[rule.ID] = true
+	}
+	for _, id := range ids {
+		if !have[id] {
+			return &model.NotFoundError{What: "notification rule", IDs: []string{id}}
+		}
+	}
 	return nil
 }
 
