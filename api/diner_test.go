@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 )
 
 // What flapjack-diner 1.4 (the official Ruby client of Flapjack 1.x) sends for each of its
@@ -88,6 +90,17 @@ func del(path string) func() (string, string, string, string) {
 
 func req(method, path, ctype, body string) func() (string, string, string, string) {
 	return func() (string, string, string, string) { return method, path, ctype, body }
+}
+
+// queued makes s also check that the events queue then holds n events.
+func queued(s step16, n int64) step16 {
+	s.check = func(t *testing.T, db *testredis.DB) {
+		t.Helper()
+		if got := db.Do(t, "LLEN", "events"); got != n {
+			t.Fatalf("%s: %v events queued, want %d", s.name, got, n)
+		}
+	}
+	return s
 }
 
 // TestDinerMethods plays, for every method of flapjack-diner 1.4, the request it sends, on a
@@ -206,16 +219,17 @@ func TestDinerMethods(t *testing.T) {
 		dinerStep("delete_scheduled_maintenances_entities", del("/scheduled_maintenances/entities/"+dinerIDs("5004")+dinerQuery("start_time", start)), 204, ""),
 		dinerStep("scheduled_maintenance_report_entities", get("/scheduled_maintenance_report/entities/"+dinerIDs("5004")+dinerQuery("start_time", "2035-04-08T00:00:00-07:00")), 200,
 			`{"scheduled_maintenance_reports":[{"scheduled_maintenances":[]}]}`),
-		dinerStep("create_unscheduled_maintenances_checks", req(dinerCreate("/unscheduled_maintenances/checks/"+dinerIDs(ssh), "unscheduled_maintenances",
-			`{"duration":3600,"summary":"looking"}`)), 204, ""),
-		dinerStep("create_unscheduled_maintenances_entities", req(dinerCreate("/unscheduled_maintenances/entities/"+dinerIDs("5000"), "unscheduled_maintenances",
-			`{"duration":600,"summary":"looking"}`)), 204, ""),
+		// Acknowledgements are events for the executive: one per check.
+		queued(dinerStep("create_unscheduled_maintenances_checks", req(dinerCreate("/unscheduled_maintenances/checks/"+dinerIDs(ssh), "unscheduled_maintenances",
+			`{"duration":3600,"summary":"looking"}`)), 204, ""), 1),
+		queued(dinerStep("create_unscheduled_maintenances_entities", req(dinerCreate("/unscheduled_maintenances/entities/"+dinerIDs("5000"), "unscheduled_maintenances",
+			`{"duration":600,"summary":"looking"}`)), 204, ""), 3),
 		dinerStep("update_unscheduled_maintenances_checks", req(dinerPatch("/unscheduled_maintenances/checks/"+dinerIDs(disk),
 			dinerReplace("unscheduled_maintenances", "end_time", "2026-11-28T18:41:24+00:00"))), 204, ""),
 		dinerStep("update_unscheduled_maintenances_entities", req(dinerPatch("/unscheduled_maintenances/entities/"+dinerIDs("5000", "5001"),
 			dinerReplace("unscheduled_maintenances", "end_time", "2026-11-28T18:41:24+00:00"))), 204, ""),
-		dinerStep("create_test_notifications_checks", req(dinerCreate("/test_notifications/checks/"+dinerIDs(ssh), "test_notifications", `{"summary":"hello"}`)), 204, ""),
-		dinerStep("create_test_notifications_entities", req(dinerCreate("/test_notifications/entities/"+dinerIDs("5001"), "test_notifications", `{"summary":"hello"}`)), 204, ""),
+		queued(dinerStep("create_test_notifications_checks", req(dinerCreate("/test_notifications/checks/"+dinerIDs(ssh), "test_notifications", `{"summary":"hello"}`)), 204, ""), 4),
+		queued(dinerStep("create_test_notifications_entities", req(dinerCreate("/test_notifications/entities/"+dinerIDs("5000"), "test_notifications", `{"summary":"hello"}`)), 204, ""), 6),
 
 		dinerStep("status_report_entities", get("/status_report/entities"), 200, `{"status_reports":[{"name":"SMTP"},{"name":"HTTP Port 80"},{"name":"SSH"}]}`),
 		// A disabled check is no current check: 1.6 reports an entity's current checks.
