@@ -27,37 +27,28 @@ type StoredContact struct {
 // NewID is a new random (version 4) UUID, the id of a contact or rule created without one.
 func NewID() string { return randomID() }
 
-// ContactIDs lists every contact, sorted: those with a contact:ID hash, found by SCAN as
-// Flapjack 1.6 finds them (it writes no index), and the members of all_contacts, the index our
-// writers keep beside the hashes.
+// ContactIDs lists every contact, sorted: the ids of the contact:ID hashes, found by SCAN as
+// Flapjack 1.6 finds them (it keeps no index; our all_contacts is only repaired from them).
 func ContactIDs(ctx context.Context, conn redis.Conn, keys schema.Keys) ([]string, error) {
 	ids, err := redisread.Scan(ctx, conn, keys.Contact(""), "hash")
 	if err != nil {
 		return nil, fmt.Errorf("list contacts: %w", err)
 	}
-	indexed, err := redis.Strings(conn.Do("SMEMBERS", keys.AllContacts()))
-	if err != nil {
-		return nil, fmt.Errorf("list contacts: %w", err)
-	}
-	ids = unique(append(ids, indexed...))
 	sort.Strings(ids)
 	return ids, nil
 }
 
-// contactAt is where a batch holds the two answers that say whether a contact exists.
-type contactAt struct{ typ, member int }
+// contactAt is where a batch holds the answer that says whether a contact exists.
+type contactAt int
 
-// addContactExists adds to b the reads of whether contact id exists: it has a contact:ID hash
-// (what Flapjack 1.6 goes by) or is a member of all_contacts (a contact of ours whose own
-// fields were all empty before every contact got a first_name field).
+// addContactExists adds to b the read of whether contact id exists: it has a contact:ID hash,
+// as Flapjack 1.6 decides (every writer of ours writes one).
 func addContactExists(b *redisread.Batch, keys schema.Keys, id string) contactAt {
-	return contactAt{typ: b.Add("TYPE", keys.Contact(id)), member: b.Add("SISMEMBER", keys.AllContacts(), id)}
+	return contactAt(b.Add("TYPE", keys.Contact(id)))
 }
 
 // exists reads the answer of addContactExists.
-func (at contactAt) exists(b *redisread.Batch) bool {
-	return b.Str(at.typ) == "hash" || b.Num(at.member) == 1
-}
+func (at contactAt) exists(b *redisread.Batch) bool { return b.Str(int(at)) == "hash" }
 
 // ReadContacts reads the contacts ids that exist (see addContactExists), in the order
 // given, each once, with their media, PagerDuty credentials and rules (sorted by id); with

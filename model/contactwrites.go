@@ -15,10 +15,10 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// A contact exists when it has a contact:ID hash, as Flapjack 1.6 finds contacts, or is a
-// member of all_contacts, the index every writer here keeps beside the hash (see
-// addContactExists). Every writer writes the hash with a first_name field, which is what
-// Flapjack 1.6 looks for.
+// A contact exists when it has a contact:ID hash, as Flapjack 1.6 finds contacts (see
+// addContactExists). Every writer here writes the hash with a first_name field, which is what
+// 1.6 looks for, and keeps all_contacts, an index repaired from the hashes
+// (RepairContactIndex).
 
 // contactState is what Redis holds for some contacts, read under WATCH.
 type contactState struct {
@@ -1010,10 +1010,11 @@ var (
 )
 
 // RepairContactIndex brings all_contacts, our index of contacts, in line with the contact:ID
-// hashes, which are what decides (see addContactExists): a contact Flapjack 1.6 wrote joins the
-// index, and a member of the index without a hash (written by an earlier version of ours when
-// all its own fields were empty) gets one with an empty first_name, so Flapjack 1.6 finds it
-// too. It returns how many contacts it changed.
+// hashes, which decide (see addContactExists): a contact Flapjack 1.6 wrote joins the index; a
+// member without a hash that still has data of its own (written by an earlier version of ours
+// when its own fields were all empty) gets the hash, with an empty first_name, so it is found
+// again, by 1.6 too; a member with nothing left (deleted by 1.6, which does not know the index)
+// leaves it. It returns how many contacts it changed.
 func RepairContactIndex(ctx context.Context, conn redis.Conn, keys schema.Keys) (int, error) {
 	hashes, err := redisread.Scan(ctx, conn, keys.Contact(""), "hash")
 	if err != nil {
@@ -1027,17 +1028,24 @@ func RepairContactIndex(ctx context.Context, conn redis.Conn, keys schema.Keys) 
 	for _, id := range indexed {
 		inIndex[id] = true
 	}
-	args := []any{keys.AllContacts()}
+	own := len(ownKeys(keys, ""))
+	args := []any{keys.AllContacts(), own}
+	add := func(id string) {
+		args = append(args, id)
+		for _, k := range ownKeys(keys, id) {
+			args = append(args, k)
+		}
+	}
 	for _, id := range hashes {
 		if !inIndex[id] {
-			args = append(args, id, keys.Contact(id))
+			add(id)
 		}
 		delete(inIndex, id)
 	}
 	for id := range inIndex {
-		args = append(args, id, keys.Contact(id))
+		add(id)
 	}
-	if len(args) == 1 {
+	if len(args) == 2 {
 		return 0, nil
 	}
 	n, err := redis.Int(repairContactIndexScript.DoContext(ctx, conn, args...))

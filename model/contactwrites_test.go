@@ -765,20 +765,29 @@ func TestFlapjack16Contacts(t *testing.T) {
 	})
 	t.Run("index repaired from the hashes", func(t *testing.T) {
 		db, conn := load(t)
-		// A contact an earlier version of ours wrote with every own field empty: no hash.
-		if _, err := conn.Do("SADD", keys.AllContacts(), "bare"); err != nil {
-			t.Fatal(err)
+		// A contact an earlier version of ours wrote with every own field empty (no hash, but
+		// media), and one a Flapjack 1.6 tool deleted (nothing left but our index's member).
+		for _, cmd := range [][]any{{"SADD", keys.AllContacts(), "old", "gone"}, {"HSET", keys.ContactMedia("old"), "sms", "+1555"}} {
+			if _, err := conn.Do(cmd[0].(string), cmd[1:]...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ids, _ := model.ContactIDs(ctx, conn, keys); !reflect.DeepEqual(ids, []string{"21", "22", "ops-team"}) {
+			t.Fatalf("before the repair ContactIDs = %v: only hashes make contacts", ids)
 		}
 		n, err := model.RepairContactIndex(ctx, conn, keys)
-		if err != nil || n != 4 {
-			t.Fatalf("RepairContactIndex = %d, %v; want 4 changed", n, err)
+		if err != nil || n != 5 {
+			t.Fatalf("RepairContactIndex = %d, %v; want 5 changed", n, err)
 		}
 		dump := db.Dump(t)
-		if got := dump["all_contacts"]; got != "set{21, 22, bare, ops-team}" {
+		if got := dump["all_contacts"]; got != "set{21, 22, old, ops-team}" {
 			t.Errorf("all_contacts = %s", got)
 		}
-		if got := dump["contact:bare"]; got != "hash{first_name=}" {
-			t.Errorf("contact:bare = %s, want a hash Flapjack 1.6 finds", got)
+		if got := dump["contact:old"]; got != "hash{first_name=}" {
+			t.Errorf("contact:old = %s, want a hash Flapjack 1.6 finds", got)
+		}
+		if got := dump["contact:gone"]; got != "" {
+			t.Errorf("contact:gone = %s, want none: it was deleted", got)
 		}
 		if n, err := model.RepairContactIndex(ctx, conn, keys); err != nil || n != 0 {
 			t.Errorf("second repair = %d, %v; want nothing left to change", n, err)
