@@ -171,10 +171,7 @@ func (a *jsonAPI) knownContacts(r *http.Request, c redis.Conn, links []model.Ent
 	if err != nil {
 		return err
 	}
-	have := map[string]bool{}
-	for _, ct := range found {
-		have[ct.ID] = true
-	}
+	have := contactSet(found)
 	var msgs []string
 	for i, l := range links {
 		for k, id := range l.AddContacts {

@@ -146,16 +146,22 @@ func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
 // PagerDuty credentials by id): 404 for the first of ids that is not among found. Media or
 // credentials a found contact lacks are only left out of the answer, as in 1.6.
 func firstMissing(ids []string, found []model.StoredContact) error {
-	have := make(map[string]bool, len(found))
-	for _, c := range found {
-		have[c.ID] = true
-	}
+	have := contactSet(found)
 	for _, id := range ids {
 		if !have[id] {
 			return failWith(http.StatusNotFound, "could not find contact '%s'", id)
 		}
 	}
 	return nil
+}
+
+// contactSet is the ids of contacts.
+func contactSet(contacts []model.StoredContact) map[string]bool {
+	have := make(map[string]bool, len(contacts))
+	for _, c := range contacts {
+		have[c.ID] = true
+	}
+	return have
 }
 
 func (a *jsonAPI) postMedia(w http.ResponseWriter, r *http.Request) error {
