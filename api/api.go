@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flapjackgo/flapjack/model/roster"
+
 	"github.com/gomodule/redigo/redis"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -141,6 +143,9 @@ func Serve(ctx context.Context, o Options) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
+	if o.JSONAPI && o.Pool != nil {
+		o.repairContactIndex(ctx)
+	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on http.addr %s: %w", o.Addr, err)
@@ -158,6 +163,23 @@ func Serve(ctx context.Context, o Options) error {
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		return srv.Shutdown(shut)
+	}
+}
+
+// repairContactIndex brings all_contacts in line with the contact:ID hashes (a database
+// Flapjack 1.6 wrote has none) before the JSON API serves; reads do not depend on it, so a
+// failure is only logged.
+func (o Options) repairContactIndex(ctx context.Context) {
+	conn, err := o.Pool.GetContext(ctx)
+	if err == nil {
+		defer conn.Close()
+		var n int
+		if n, err = roster.RepairContactIndex(ctx, conn, o.Keys); err == nil && n > 0 {
+			o.Log.Info("all_contacts repaired from the contact:ID hashes", zap.Int("contacts", n))
+		}
+	}
+	if err != nil {
+		o.Log.Warn("all_contacts not repaired", zap.Error(err))
 	}
 }
 

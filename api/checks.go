@@ -39,9 +39,9 @@ func toCheckJSON(c roster.Check) checkJSON {
 
 func (a *jsonAPI) checkRoutes(route func(method, path, what string, h apiHandler)) {
 	route("GET", "/checks", "JSON API: every check", a.getChecks)
-	route("GET", "/checks/{ids}", "JSON API: checks by ENTITY:CHECK id (comma-separated)", a.getChecks)
+	route("GET", "/checks/{ids...}", "JSON API: checks by ENTITY:CHECK id (comma-separated)", a.getChecks)
 	route("POST", "/checks", `JSON API: create checks {"checks":[{"entity_id","name","tags"}]}`, a.postChecks)
-	route("PATCH", "/checks/{ids}", "JSON API: enable/disable checks, link tags (JSON-Patch)", a.patchChecks)
+	route("PATCH", "/checks/{ids...}", "JSON API: enable/disable checks, link tags (JSON-Patch)", a.patchChecks)
 }
 
 // checkRefs parses the ENTITY:CHECK ids of path segment n (split on the first ':').

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sort"
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/model/roster"
 )
 
@@ -37,7 +39,10 @@ func toContactJSON(c roster.StoredContact) contactJSON {
 		out.Links.Entities = []string{}
 	}
 	for _, m := range c.Media {
-		out.Links.Media = append(out.Links.Media, roster.MediumRef{ContactID: c.ID, Name: m.Name}.String())
+		// The PagerDuty service key is shown as pagerduty_credentials, not as a medium (1.6).
+		if m.Name != roster.PagerdutyMedium {
+			out.Links.Media = append(out.Links.Media, roster.MediumRef{ContactID: c.ID, Name: m.Name}.String())
+		}
 	}
 	for _, r := range c.Rules {
 		out.Links.NotificationRules = append(out.Links.NotificationRules, r.ID)
@@ -66,7 +71,7 @@ func (a *jsonAPI) readContacts(r *http.Request, withEntities bool) ([]roster.Sto
 			if ids, err = pathIDs(r, 1); err != nil {
 				return err
 			}
-		} else if ids, err = roster.ContactIDs(c, a.o.Keys); err != nil {
+		} else if ids, err = roster.ContactIDs(r.Context(), c, a.o.Keys); err != nil {
 			return err
 		}
 		if out, err = roster.ReadContacts(r.Context(), c, a.o.Keys, ids, withEntities); err != nil {
@@ -85,6 +90,16 @@ func (a *jsonAPI) getContacts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if r.PathValue("ids") == "" {
+		// Flapjack 1.6 lists every contact by last name, then first name.
+		sort.SliceStable(contacts, func(i, j int) bool {
+			ci, cj := contacts[i], contacts[j]
+			if ci.LastName != cj.LastName {
+				return ci.LastName < cj.LastName
+			}
+			return ci.FirstName < cj.FirstName
+		})
+	}
 	out := make([]contactJSON, len(contacts))
 	for i, c := range contacts {
 		out[i] = toContactJSON(c)
@@ -101,10 +116,20 @@ func (a *jsonAPI) postContacts(w http.ResponseWriter, r *http.Request) error {
 	contacts := make([]roster.ContactData, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
-		f := newFields(index("contacts", i), item, append([]string{"id"}, contactFieldNames...)...)
+		// tags: flapjack-diner sends them and Flapjack 1.6 accepted them (it dropped them); we
+		// keep them in contact_tag:TAG, as the importer does.
+		f := newFields(index("contacts", i), item, append([]string{"id", "tags", "media"}, contactFieldNames...)...)
 		all[i] = f
-		contacts[i] = roster.ContactData{ID: f.str("id"), ContactInfo: roster.ContactInfo{
+		contacts[i] = roster.ContactData{ID: f.str("id"), Tags: f.strs("tags"), ContactInfo: roster.ContactInfo{
 			FirstName: f.str("first_name"), LastName: f.str("last_name"), Email: f.str("email"), Timezone: f.str("timezone")}}
+		if f.has("media") {
+			// 1.6 took a contact's media here, in the form of the import file.
+			var problems []importer.Problem
+			contacts[i].Media, contacts[i].Pagerduty, problems = importer.ParseMedia(i, item["media"])
+			for _, p := range problems {
+				f.fail(p.Field, p.Reason)
+			}
+		}
 		if contacts[i].ID == "" {
 			contacts[i].ID = roster.NewID()
 		}
@@ -129,18 +154,22 @@ func (a *jsonAPI) patchContacts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ops, err := a.readPatch(w, r, "contacts", contactFieldNames, []string{"entities"})
+	ops, err := a.readPatch(w, r, "contacts", contactFieldNames, []string{"entities", "notification_rules"})
 	if err != nil {
 		return err
 	}
 	// Check every value before writing anything.
 	var changes []func(*roster.ContactInfo)
-	var add, remove []string
+	var add, remove, grabRules, dropRules []string
 	for _, op := range ops {
-		switch op.Op {
-		case "add":
+		switch {
+		case op.Op == "add" && op.Linked == "notification_rules":
+			grabRules = append(grabRules, op.ID)
+		case op.Op == "remove" && op.Linked == "notification_rules":
+			dropRules = append(dropRules, op.ID)
+		case op.Op == "add":
 			add = append(add, op.ID)
-		case "remove":
+		case op.Op == "remove":
 			remove = append(remove, op.ID)
 		default:
 			f := replaced(op)
@@ -169,22 +198,65 @@ func (a *jsonAPI) patchContacts(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	err = a.conn(r, func(c redis.Conn) error {
+		// A missing rule stops the request before any of its writes.
+		if err := a.rulesExist(r, c, append(append([]string(nil), grabRules...), dropRules...)); err != nil {
+			return err
+		}
 		if len(add)+len(remove) > 0 {
 			if err := roster.LinkEntities(r.Context(), c, a.o.Keys, ids, add, remove); err != nil {
 				return err
 			}
 		}
-		return roster.UpdateContacts(r.Context(), c, a.o.Keys, ids, func(info *roster.ContactInfo) error {
+		if err := roster.UpdateContacts(r.Context(), c, a.o.Keys, ids, func(info *roster.ContactInfo) error {
 			for _, change := range changes {
 				change(info)
 			}
 			return nil
-		})
+		}); err != nil {
+			return err
+		}
+		return a.linkRules(r, c, ids, grabRules, dropRules)
 	})
 	if err != nil {
 		return err
 	}
 	noContent(w)
+	return nil
+}
+
+// rulesExist is a *NotFoundError naming the first of ids that is no rule.
+func (a *jsonAPI) rulesExist(r *http.Request, c redis.Conn, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := roster.ReadRules(r.Context(), c, a.o.Keys, ids)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, rule := range found {
+		have[rule.ID] = true
+	}
+	for _, id := range ids {
+		if !have[id] {
+			return &roster.NotFoundError{What: "notification rule", IDs: []string{id}}
+		}
+	}
+	return nil
+}
+
+// linkRules does what Flapjack 1.6 does for a contact's notification_rules links: an added
+// rule moves to the contact (to the last of ids, when several are patched), a removed one is
+// deleted.
+func (a *jsonAPI) linkRules(r *http.Request, c redis.Conn, ids, grab, drop []string) error {
+	if len(grab) > 0 {
+		if err := roster.MoveRules(r.Context(), c, a.o.Keys, ids[len(ids)-1], grab); err != nil {
+			return err
+		}
+	}
+	if len(drop) > 0 {
+		return roster.DeleteRules(r.Context(), c, a.o.Keys, drop)
+	}
 	return nil
 }
 

@@ -2,7 +2,10 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
@@ -87,6 +90,10 @@ func (a *jsonAPI) getEntities(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if r.PathValue("ids") == "" {
+		// Flapjack 1.6 lists every entity by name.
+		sort.SliceStable(entities, func(i, j int) bool { return entities[i].Name < entities[j].Name })
+	}
 	out := []entityJSON{}
 	for _, e := range entities {
 		if !filter || e.Enabled == enabled {
@@ -117,11 +124,13 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	entities := make([]roster.EntityData, len(items))
+	links := make([]roster.EntityChange, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
 		f := newFields(index("entities", i), item, "id", "name", "contacts", "tags", "links")
 		all[i] = f
 		entities[i] = roster.EntityData{ID: f.str("id"), Name: f.str("name")}
+		links[i] = roster.EntityChange{AddContacts: f.strs("contacts"), AddTags: f.strs("tags")}
 		if entities[i].ID == "" {
 			return failWith(http.StatusForbidden, "Entity with a nil id detected")
 		}
@@ -129,7 +138,16 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 	if err := itemsErr(all); err != nil {
 		return err
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return roster.CreateEntities(r.Context(), c, a.o.Keys, entities) }); err != nil {
+	err = a.conn(r, func(c redis.Conn) error {
+		if err := a.knownContacts(r, c, links); err != nil {
+			return err
+		}
+		if err := roster.CreateEntities(r.Context(), c, a.o.Keys, entities); err != nil {
+			return err
+		}
+		return a.linkCreated(r, c, entities, links)
+	})
+	if err != nil {
 		return entityErr(err)
 	}
 	ids := make([]string, len(entities))
@@ -137,6 +155,61 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 		ids[i] = e.ID
 	}
 	a.created(w, r, "entities", ids)
+	return nil
+}
+
+// knownContacts refuses (422, before anything is written) contacts of created entities that do
+// not exist; Flapjack 1.6 skipped them silently.
+func (a *jsonAPI) knownContacts(r *http.Request, c redis.Conn, links []roster.EntityChange) error {
+	var ids []string
+	for _, l := range links {
+		ids = append(ids, l.AddContacts...)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := roster.ReadContacts(r.Context(), c, a.o.Keys, ids, false)
+	if err != nil {
+		return err
+	}
+	have := contactSet(found)
+	var msgs []string
+	for i, l := range links {
+		for k, id := range l.AddContacts {
+			if !have[id] {
+				msgs = append(msgs, fmt.Sprintf("entities[%d].contacts[%d]: contact '%s' does not exist", i, k, id))
+			}
+		}
+	}
+	if len(msgs) > 0 {
+		return &statusError{status: http.StatusUnprocessableEntity, msgs: msgs}
+	}
+	return nil
+}
+
+// linkCreated gives created entities the contacts and tags their records list, as Flapjack
+// 1.6's Entity.add did: the contacts replace the entity's (contacts_for:ID), the tags are added.
+func (a *jsonAPI) linkCreated(r *http.Request, c redis.Conn, entities []roster.EntityData, links []roster.EntityChange) error {
+	for i, e := range entities {
+		if links[i].AddContacts == nil && links[i].AddTags == nil {
+			continue
+		}
+		current, err := roster.ReadEntities(r.Context(), c, a.o.Keys, []string{e.ID})
+		if err != nil {
+			return err
+		}
+		change := links[i]
+		for _, old := range current {
+			for _, id := range old.Contacts {
+				if !slices.Contains(change.AddContacts, id) {
+					change.RemoveContacts = append(change.RemoveContacts, id)
+				}
+			}
+		}
+		if err := roster.UpdateEntities(r.Context(), c, a.o.Keys, []string{e.ID}, change); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -112,14 +112,17 @@ func (a *jsonAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// notFoundMessage is Flapjack 1.6's 404 message for ids of a kind.
+// notFoundMessage is Flapjack 1.6's 404 message for ids of a kind, as the routes that look
+// them up together word it: contacts are plural (the /contacts routes list every missing one),
+// rules singular (PATCH and DELETE stop at the first missing one). Routes that look one contact
+// up at a time answer through oneContact, GET of rules with rulesNotFound.
 func notFoundMessage(what string, ids []string) string {
 	list := strings.Join(ids, ", ")
 	switch what {
 	case "contact":
 		return fmt.Sprintf("could not find contacts '%s'", list)
 	case "notification rule":
-		return fmt.Sprintf("could not find notification rule(s) '%s'", list)
+		return fmt.Sprintf("could not find notification rule '%s'", ids[0])
 	case "medium":
 		return fmt.Sprintf("could not find media '%s'", list)
 	case "pagerduty credentials":
@@ -128,6 +131,16 @@ func notFoundMessage(what string, ids []string) string {
 		return fmt.Sprintf("could not find entities '%s'", list)
 	}
 	return fmt.Sprintf("could not find %s '%s'", what, list)
+}
+
+// oneContact answers a missing contact as Flapjack 1.6's routes that look contacts up one at a
+// time do (media, PagerDuty credentials, creating rules): 404 naming the first one missing.
+func oneContact(err error) error {
+	var nf *roster.NotFoundError
+	if errors.As(err, &nf) && nf.What == "contact" && len(nf.IDs) > 0 {
+		return failWith(http.StatusNotFound, "could not find contact '%s'", nf.IDs[0])
+	}
+	return err
 }
 
 func existsMessage(what string, ids []string) string {
@@ -194,7 +207,9 @@ func pathIDs(r *http.Request, n int) ([]string, error) {
 	}
 	var ids []string
 	seen := map[string]bool{}
-	for _, part := range strings.Split(segs[n], ",") {
+	// Check ids are the routes' last segment and may hold "/" (routes {ids...}); other ids
+	// have no "/" and their routes no more segments.
+	for _, part := range strings.Split(strings.Join(segs[n:], "/"), ",") {
 		id, err := url.PathUnescape(part)
 		if err != nil || id == "" {
 			return nil, failWith(http.StatusBadRequest, "invalid id %q in the path", part)
@@ -256,7 +271,12 @@ func (a *jsonAPI) createItems(w http.ResponseWriter, r *http.Request, resource, 
 	}
 	for k := range top {
 		if k != resource {
-			return nil, failWith(http.StatusUnprocessableEntity, "unknown member %q: the body is {%q: [...]}", k, resource)
+			unknown := fmt.Sprintf("unknown member %q: the body is {%q: [...]}", k, resource)
+			if _, ok := top[resource]; !ok {
+				// 1.6's message first: it is what its clients show.
+				return nil, &statusError{status: http.StatusUnprocessableEntity, msgs: []string{noneMsg, unknown}}
+			}
+			return nil, failWith(http.StatusUnprocessableEntity, "%s", unknown)
 		}
 	}
 	var items []map[string]json.RawMessage
@@ -454,7 +474,10 @@ func (a *jsonAPI) readPatch(w http.ResponseWriter, r *http.Request, typ string, 
 			}
 			op := patchOp{Op: p.Op, Linked: parts[4]}
 			if p.Op == "add" {
-				if len(parts) != 5 || json.Unmarshal(p.Value, &op.ID) != nil || op.ID == "" {
+				// RFC 6902's "/-" (append to the array) is what flapjack-diner sends; the value
+				// names the id either way.
+				appends := len(parts) == 6 && parts[5] == "-"
+				if (len(parts) != 5 && !appends) || json.Unmarshal(p.Value, &op.ID) != nil || op.ID == "" {
 					bad("value must be the id to link, a string")
 					continue
 				}

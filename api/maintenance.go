@@ -25,6 +25,10 @@ import (
 func (a *jsonAPI) maintenanceRoutes(route func(method, path, what string, h apiHandler)) {
 	for _, kind := range []string{"checks", "entities"} {
 		on := "/" + kind + "/{ids}"
+		if kind == "checks" {
+			// a check name may hold "/", which flapjack-diner sends unescaped
+			on = "/checks/{ids...}"
+		}
 		route("POST", "/scheduled_maintenances"+on, "JSON API: schedule maintenance of "+kind, a.withTargets(kind, a.postScheduled))
 		route("DELETE", "/scheduled_maintenances"+on, "JSON API: end the scheduled maintenance of "+kind+" starting at ?start_time", a.withTargets(kind, a.deleteScheduled))
 		route("POST", "/unscheduled_maintenances"+on, "JSON API: acknowledge "+kind+" (queues acknowledgement events)", a.withTargets(kind, a.postUnscheduled))

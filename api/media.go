@@ -44,8 +44,12 @@ var (
 	knownMediumTypes = []string{"sms_twilio", "sms_nexmo", "pagerduty", "jabber", "email", "slack", "sms", "sns"}
 )
 
-// parseMediumID splits CONTACT_TYPE.
+// parseMediumID splits CONTACT_TYPE. CONTACT_pagerduty is no medium id, as in Flapjack 1.6:
+// PagerDuty settings are pagerduty_credentials.
 func parseMediumID(id string) (roster.MediumRef, error) {
+	if strings.HasSuffix(id, "_"+roster.PagerdutyMedium) {
+		return roster.MediumRef{}, failWith(http.StatusUnprocessableEntity, "Could not get contact_id from media_id '%s'", id)
+	}
 	for _, t := range knownMediumTypes {
 		if c, ok := strings.CutSuffix(id, "_"+t); ok && c != "" {
 			return roster.MediumRef{ContactID: c, Name: t}, nil
@@ -102,7 +106,7 @@ func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
 		var ids []string
 		var err error
 		if refs == nil {
-			if ids, err = roster.ContactIDs(c, a.o.Keys); err != nil {
+			if ids, err = roster.ContactIDs(r.Context(), c, a.o.Keys); err != nil {
 				return err
 			}
 		}
@@ -113,10 +117,15 @@ func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		if err := firstMissing(ids, contacts); err != nil {
+			return err
+		}
 		for _, ct := range contacts {
 			for _, m := range ct.Media {
 				ref := roster.MediumRef{ContactID: ct.ID, Name: m.Name}
-				if want != nil && !want[ref] {
+				// PagerDuty is served as pagerduty_credentials (1.6 lists it under neither
+				// /media nor a contact's media links).
+				if m.Name == roster.PagerdutyMedium || want != nil && !want[ref] {
 					continue
 				}
 				out = append(out, mediumJSON{ID: ref.String(), Type: m.Name, Address: m.Address,
@@ -128,16 +137,31 @@ func (a *jsonAPI) getMedia(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if refs != nil && len(out) == 0 {
-		ids := make([]string, len(refs))
-		for i, ref := range refs {
-			ids[i] = ref.String()
-		}
-		return &roster.NotFoundError{What: "medium", IDs: ids}
-	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	writeAPI(w, http.StatusOK, map[string]any{"media": out})
 	return nil
+}
+
+// firstMissing is Flapjack 1.6's answer to a read naming contacts one at a time (media and
+// PagerDuty credentials by id): 404 for the first of ids that is not among found. Media or
+// credentials a found contact lacks are only left out of the answer, as in 1.6.
+func firstMissing(ids []string, found []roster.StoredContact) error {
+	have := contactSet(found)
+	for _, id := range ids {
+		if !have[id] {
+			return failWith(http.StatusNotFound, "could not find contact '%s'", id)
+		}
+	}
+	return nil
+}
+
+// contactSet is the ids of contacts.
+func contactSet(contacts []roster.StoredContact) map[string]bool {
+	have := make(map[string]bool, len(contacts))
+	for _, c := range contacts {
+		have[c.ID] = true
+	}
+	return have
 }
 
 func (a *jsonAPI) postMedia(w http.ResponseWriter, r *http.Request) error {
@@ -206,7 +230,7 @@ func (a *jsonAPI) patchMedia(w http.ResponseWriter, r *http.Request) error {
 		})
 	})
 	if err != nil {
-		return err
+		return oneContact(err)
 	}
 	noContent(w)
 	return nil
@@ -218,7 +242,7 @@ func (a *jsonAPI) deleteMedia(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := a.conn(r, func(c redis.Conn) error { return roster.DeleteMedia(r.Context(), c, a.o.Keys, refs) }); err != nil {
-		return err
+		return oneContact(err)
 	}
 	noContent(w)
 	return nil
@@ -236,12 +260,12 @@ func (a *jsonAPI) pagerdutyRoutes(route func(method, path, what string, h apiHan
 
 func (a *jsonAPI) getPagerduty(w http.ResponseWriter, r *http.Request) error {
 	contacts, err := a.readContacts(r, false)
-	var nf *roster.NotFoundError
-	if errors.As(err, &nf) {
-		return &roster.NotFoundError{What: "pagerduty credentials", IDs: nf.IDs}
+	if err == nil && r.PathValue("ids") != "" {
+		ids, _ := pathIDs(r, 1)
+		err = firstMissing(ids, contacts)
 	}
 	if err != nil {
-		return err
+		return oneContact(err)
 	}
 	out := []pagerdutyJSON{}
 	for _, c := range contacts {
@@ -252,10 +276,6 @@ func (a *jsonAPI) getPagerduty(w http.ResponseWriter, r *http.Request) error {
 					Username: p.Username, Password: p.Password, Links: linksJSON{Contacts: []string{c.ID}}})
 			}
 		}
-	}
-	if len(out) == 0 && r.PathValue("ids") != "" {
-		ids, _ := pathIDs(r, 1)
-		return &roster.NotFoundError{What: "pagerduty credentials", IDs: ids}
 	}
 	writeAPI(w, http.StatusOK, map[string]any{"pagerduty_credentials": out})
 	return nil
@@ -360,7 +380,7 @@ func (a *jsonAPI) patchPagerduty(w http.ResponseWriter, r *http.Request) error {
 		return &roster.NotFoundError{What: "pagerduty credentials", IDs: gone}
 	})
 	if err != nil {
-		return err
+		return oneContact(err)
 	}
 	noContent(w)
 	return nil
@@ -385,7 +405,7 @@ func (a *jsonAPI) deletePagerduty(w http.ResponseWriter, r *http.Request) error 
 		return &roster.NotFoundError{What: "pagerduty credentials", IDs: gone}
 	}
 	if err != nil {
-		return err
+		return oneContact(err)
 	}
 	noContent(w)
 	return nil

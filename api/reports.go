@@ -34,7 +34,7 @@ func (a *jsonAPI) reportRoutes(route func(method, path, what string, h apiHandle
 		route("GET", "/"+kind+"_report/entities", "JSON API: "+kind+" report of every check of every entity"+window, h)
 		route("GET", "/"+kind+"_report/entities/{ids}", "JSON API: "+kind+" report of the checks of entities by id"+window, h)
 		route("GET", "/"+kind+"_report/checks", "JSON API: "+kind+" report of every current check"+window, h)
-		route("GET", "/"+kind+"_report/checks/{ids}", "JSON API: "+kind+" report of checks by id (ENTITY:CHECK)"+window, h)
+		route("GET", "/"+kind+"_report/checks/{ids...}", "JSON API: "+kind+" report of checks by id (ENTITY:CHECK)"+window, h)
 	}
 }
 

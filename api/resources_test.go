@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -29,12 +30,15 @@ func TestMediaRoutes(t *testing.T) {
 		got.Media[2].Type != "sms_twilio" || got.Media[2].Interval != nil || got.Media[2].Links.Contacts[0] != "abc" {
 		t.Fatalf("all: %s", a.body)
 	}
-	a = expect(t, "GET several", call(t, srv, "GET", "/media/abc_email,ghost_email,abc_sms", "", ""), 200)
+	// As in Flapjack 1.6: a medium the contact lacks is left out, an unknown contact is a 404.
+	a = expect(t, "GET several", call(t, srv, "GET", "/media/abc_email,abc_sms", "", ""), 200)
 	json.Unmarshal(a.body, &got)
 	if len(got.Media) != 1 || got.Media[0].Address != "ada@example.com" {
 		t.Fatalf("several: %s", a.body)
 	}
-	expectErrors(t, "GET none", call(t, srv, "GET", "/media/ghost_email", "", ""), 404, "could not find media 'ghost_email'")
+	expectErrors(t, "GET an unknown contact's", call(t, srv, "GET", "/media/abc_email,ghost_email", "", ""), 404, "could not find contact 'ghost'")
+	expectErrors(t, "PATCH an unknown contact's", call(t, srv, "PATCH", "/media/ghost_email", patchJSON, `[{"op":"replace","path":"/media/0/interval","value":60}]`), 404, "could not find contact 'ghost'")
+	expectErrors(t, "DELETE an unknown contact's", call(t, srv, "DELETE", "/media/ghost_email", "", ""), 404, "could not find contact 'ghost'")
 	expectErrors(t, "GET unparsable", call(t, srv, "GET", "/media/nounderscore", "", ""), 422, "Could not get contact_id from media_id 'nounderscore'")
 
 	expect(t, "PATCH", call(t, srv, "PATCH", "/media/abc_email,872_jabber", patchJSON, `[{"op":"replace","path":"/media/0/interval","value":600}]`), 204)
@@ -81,7 +85,13 @@ func TestPagerdutyRoutes(t *testing.T) {
 		t.Fatalf("all: %s", a.body)
 	}
 	expect(t, "GET several", call(t, srv, "GET", "/pagerduty_credentials/abc,872", "", ""), 200)
-	expectErrors(t, "GET none", call(t, srv, "GET", "/pagerduty_credentials/872", "", ""), 404, "could not find pagerduty credentials '872'")
+	a = expect(t, "GET a contact without", call(t, srv, "GET", "/pagerduty_credentials/872", "", ""), 200)
+	if strings.TrimSpace(string(a.body)) != `{"pagerduty_credentials":[]}` {
+		t.Fatalf("without: %s", a.body)
+	}
+	expectErrors(t, "GET an unknown contact's", call(t, srv, "GET", "/pagerduty_credentials/abc,ghost", "", ""), 404, "could not find contact 'ghost'")
+	expectErrors(t, "PATCH an unknown contact's", call(t, srv, "PATCH", "/pagerduty_credentials/ghost", patchJSON, `[{"op":"replace","path":"/pagerduty_credentials/0/token","value":"t"}]`), 404, "could not find contact 'ghost'")
+	expectErrors(t, "DELETE an unknown contact's", call(t, srv, "DELETE", "/pagerduty_credentials/ghost", "", ""), 404, "could not find contact 'ghost'")
 
 	expect(t, "PATCH", call(t, srv, "PATCH", "/pagerduty_credentials/abc", patchJSON, `[{"op":"replace","path":"/pagerduty_credentials/0/subdomain","value":"other"}]`), 204)
 	a = expect(t, "after PATCH", call(t, srv, "GET", "/pagerduty_credentials/abc", "", ""), 200)
@@ -111,7 +121,7 @@ func TestRuleRoutes(t *testing.T) {
 	}
 	expectErrors(t, "every invalid rule", call(t, srv, "POST", "/contacts/abc/notification_rules", vndJSON,
 		`{"notification_rules":[{"regex_tags":["("]},{"time_restrictions":[{"start_time":"never"}]}]}`), 422, "notification_rules[0].regex_tags[0]", "notification_rules[1].time_restrictions")
-	expectErrors(t, "unknown contact", call(t, srv, "POST", "/contacts/ghost/notification_rules", vndJSON, `{"notification_rules":[{}]}`), 404, "could not find contacts 'ghost'")
+	expectErrors(t, "unknown contact", call(t, srv, "POST", "/contacts/ghost/notification_rules", vndJSON, `{"notification_rules":[{"critical_meda":[]}]}`), 404, "could not find contact 'ghost'")
 	expectErrors(t, "existing id", call(t, srv, "POST", "/contacts/872/notification_rules", vndJSON, `{"notification_rules":[{"id":"r1"}]}`), 409, "r1")
 	expectErrors(t, "unknown field", call(t, srv, "POST", "/contacts/abc/notification_rules", vndJSON, `{"notification_rules":[{"critical_meda":["email"]}]}`), 422, "critical_meda: unknown field")
 	expectErrors(t, "no array", call(t, srv, "POST", "/contacts/abc/notification_rules", vndJSON, `{}`), 422, "No valid notification rules were submitted")
@@ -131,7 +141,7 @@ func TestRuleRoutes(t *testing.T) {
 		r.Links.Contacts[0] != "abc" || r.RegexTags == nil || !json.Valid(r.TimeRestrictions) || string(r.TimeRestrictions) == "[]" {
 		t.Fatalf("one: %s", a.body)
 	}
-	expectErrors(t, "GET none", call(t, srv, "GET", "/notification_rules/x", "", ""), 404, "could not find notification rule(s) 'x'")
+	expectErrors(t, "GET none", call(t, srv, "GET", "/notification_rules/x", "", ""), 404, "could not find notification rules 'x'")
 
 	expect(t, "PATCH", call(t, srv, "PATCH", "/notification_rules/r1,"+ids[1].(string), patchJSON,
 		`[{"op":"replace","path":"/notification_rules/0/warning_blackhole","value":true},{"op":"replace","path":"/notification_rules/0/time_restrictions","value":[]}]`), 204)
@@ -145,10 +155,10 @@ func TestRuleRoutes(t *testing.T) {
 	if !reflect.DeepEqual(got.Rules[0].Tags, []string{"db", "web"}) {
 		t.Fatalf("PATCH changed another field: %s", a.body)
 	}
-	expectErrors(t, "PATCH a missing one", call(t, srv, "PATCH", "/notification_rules/r1,nope", patchJSON, `[{"op":"replace","path":"/notification_rules/0/tags","value":["x"]}]`), 404, "'nope'")
+	expectErrors(t, "PATCH a missing one", call(t, srv, "PATCH", "/notification_rules/r1,nope", patchJSON, `[{"op":"replace","path":"/notification_rules/0/tags","value":["x"]}]`), 404, "could not find notification rule 'nope'")
 	expectErrors(t, "PATCH invalid", call(t, srv, "PATCH", "/notification_rules/r1", patchJSON, `[{"op":"replace","path":"/notification_rules/0/regex_entities","value":["("]}]`), 422, "regex_entities[0]")
 	expectErrors(t, "PATCH test op", call(t, srv, "PATCH", "/notification_rules/r1", patchJSON, `[{"op":"test","path":"/notification_rules/0/tags","value":[]}]`), 422, `"test"`)
-	expectErrors(t, "DELETE a missing one", call(t, srv, "DELETE", "/notification_rules/r1,nope", "", ""), 404, "nope")
+	expectErrors(t, "DELETE a missing one", call(t, srv, "DELETE", "/notification_rules/r1,nope", "", ""), 404, "could not find notification rule 'nope'")
 	expect(t, "DELETE", call(t, srv, "DELETE", "/notification_rules/r1", "", ""), 204)
 	a = expect(t, "contact's links", call(t, srv, "GET", "/contacts/abc", "", ""), 200)
 	var c struct{ Contacts []contactJSON }

@@ -72,7 +72,9 @@ func TestImportedContactsReadBackThroughTheAPI(t *testing.T) {
 		}
 		var names []string
 		for name, raw := range fc.Media {
-			names = append(names, fc.ID+"_"+name)
+			if name != "pagerduty" {
+				names = append(names, fc.ID+"_"+name)
+			}
 			m := mediumByID[fc.ID+"_"+name]
 			var obj map[string]any
 			if json.Unmarshal(raw, &obj) != nil {
@@ -88,7 +90,8 @@ func TestImportedContactsReadBackThroughTheAPI(t *testing.T) {
 					}
 				}
 				if p.ServiceKey != obj["service_key"] || p.Subdomain != obj["subdomain"] || p.Token != obj["token"] ||
-					p.Username != obj["username"] || p.Password != obj["password"] || m.Address != obj["service_key"] {
+					p.Username != obj["username"] || p.Password != obj["password"] || m.ID != "" {
+					// as in Flapjack 1.6, the service key is no medium of /media
 					t.Fatalf("pagerduty of %s: %+v / %+v vs %v", fc.ID, p, m, obj)
 				}
 				continue

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -115,7 +116,7 @@ func (a *jsonAPI) getRules(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(rules) == 0 && r.PathValue("ids") != "" {
-		return &roster.NotFoundError{What: "notification rule", IDs: ids}
+		return failWith(http.StatusNotFound, "could not find notification rules '%s'", strings.Join(ids, ", "))
 	}
 	out := make([]ruleJSON, len(rules))
 	for i, rule := range rules {
@@ -134,24 +135,32 @@ func (a *jsonAPI) postRules(w http.ResponseWriter, r *http.Request) error {
 	rules := make([]roster.Rule, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
-		f := newFields(index("notification_rules", i), item, append([]string{"id"}, ruleFieldNames...)...)
+		f := newFields(index("notification_rules", i), item, append([]string{"id", "entity_tags"}, ruleFieldNames...)...)
 		all[i] = f
 		rules[i].ID = f.str("id")
 		for _, field := range ruleFieldNames {
 			setRuleField(&rules[i], f, field)
 		}
-	}
-	if err := itemsErr(all); err != nil {
-		return err
+		// entity_tags is the 1.x name of tags (the importer takes both too).
+		rules[i].Tags = append(rules[i].Tags, f.strs("entity_tags")...)
 	}
 	var ids []string
 	err = a.conn(r, func(c redis.Conn) error {
-		var err error
-		ids, err = roster.CreateRules(r.Context(), c, a.o.Keys, contactID, rules)
+		// Flapjack 1.6 looks the contact up before it validates the rules.
+		found, err := roster.ReadContacts(r.Context(), c, a.o.Keys, []string{contactID}, false)
+		if err == nil {
+			err = firstMissing([]string{contactID}, found)
+		}
+		if err == nil {
+			err = itemsErr(all)
+		}
+		if err == nil {
+			ids, err = roster.CreateRules(r.Context(), c, a.o.Keys, contactID, rules)
+		}
 		return err
 	})
 	if err != nil {
-		return err
+		return oneContact(err)
 	}
 	a.created(w, r, "notification_rules", ids)
 	return nil

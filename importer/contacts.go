@@ -106,6 +106,16 @@ func Contacts(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byt
 		}
 	}
 	rep.Writes = res.Writes
+	if !opts.DryRun {
+		// Contacts Flapjack 1.6 wrote join our index as the import passes by.
+		n, err := roster.RepairContactIndex(ctx, conn, keys)
+		if err != nil {
+			return rep, err
+		}
+		if n > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("all_contacts: %d contacts brought in line with their contact:ID hashes", n))
+		}
+	}
 	return rep, nil
 }
 
@@ -152,6 +162,16 @@ func recordID(c *check, raw json.RawMessage) string {
 		return id
 	}
 	return ""
+}
+
+// ParseMedia reads the media member of a contact record (the JSON API's POST /contacts reads a
+// created contact's media with it too, as Flapjack 1.6 took them there): the media and the
+// PagerDuty REST credentials.
+func ParseMedia(index int, raw json.RawMessage) ([]roster.Medium, roster.PagerdutyCredentials, []Problem) {
+	c := &check{index: index}
+	var creds roster.PagerdutyCredentials
+	media := parseMedia(c, raw, &creds)
+	return media, creds, c.problems
 }
 
 func parseMedia(c *check, raw json.RawMessage, creds *roster.PagerdutyCredentials) []roster.Medium {

@@ -284,6 +284,7 @@ func TestOnePagePerContactMediumAndCheckPerTick(t *testing.T) {
 	conn := w.db.Conn(t)
 	defer conn.Close()
 	w.db.Do(t, "SADD", w.keys.AllContacts(), "carol")
+	w.db.Do(t, "HSET", w.keys.Contact("carol"), "first_name", "carol")
 	res, err := roster.PutEscalationPolicies(ctx, conn, w.keys, []roster.EscalationPolicy{
 		{ID: "leads", RegexEntities: []string{"^web-"}, Steps: []roster.EscalationStep{{Delay: 900, Contacts: []string{"bob"}}}},
 		{ID: "zzz", RegexEntities: []string{"^web-"}, Steps: []roster.EscalationStep{{Delay: 0, Contacts: []string{"carol"}},

@@ -266,8 +266,9 @@ func (k Keys) ContactsForCheck(entityID, check string) string {
 // Contact is contact:CONTACT_ID.
 func (k Keys) Contact(id string) string { return k.key("contact", id) }
 
-// AllContacts is the set of contact ids we know (added by us, kept by import; lets tools list
-// contacts without KEYS).
+// AllContacts is our index of contact ids (kept by every writer of contacts, repaired from the
+// contact:ID hashes by roster.RepairContactIndex). Only an addition: a contact is a contact:ID
+// hash, as in Flapjack 1.6, which keeps no index.
 func (k Keys) AllContacts() string { return k.key("all_contacts") }
 
 // ContactMedia is contact_media:CONTACT_ID.

@@ -7,6 +7,7 @@
 package status
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flapjackgo/flapjack/model/roster"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -83,6 +86,10 @@ type Snapshot struct {
 	// Options.FailingLimit), of EscalationsTotal.
 	Escalations      []Escalation `json:"escalations"`
 	EscalationsTotal int64        `json:"escalations_total"`
+	// Contacts is how many contacts there are, found as Flapjack 1.6 finds them (their
+	// contact:ID hashes) and through all_contacts; counted with the lists (not for the
+	// Prometheus collector).
+	Contacts int64 `json:"contacts"`
 }
 
 // WriteFailing prints the failing checks under the health summary (see WriteChecks).
@@ -130,6 +137,11 @@ func Read(conn redis.Conn, keys schema.Keys, o Options, now time.Time) (Snapshot
 		if s.Escalations, s.EscalationsTotal, err = ReadEscalations(conn, keys, o.FailingLimit); err != nil {
 			return s, err
 		}
+		contacts, err := roster.ContactIDs(context.Background(), conn, keys)
+		if err != nil {
+			return s, err
+		}
+		s.Contacts = int64(len(contacts))
 	}
 	return s, nil
 }

@@ -374,7 +374,7 @@ func delayText(v string) string {
 func (s *server) contacts(w http.ResponseWriter, r *http.Request) error {
 	var list []roster.StoredContact
 	err := s.withConn(r, func(conn redis.Conn) error {
-		ids, err := roster.ContactIDs(conn, s.o.Keys)
+		ids, err := roster.ContactIDs(r.Context(), conn, s.o.Keys)
 		if err != nil {
 			return err
 		}

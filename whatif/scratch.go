@@ -33,7 +33,7 @@ type liveConfig struct {
 // readLiveConfig reads contacts (media, intervals, rollup thresholds, timezones, rules),
 // entities and which contacts are interested in what. Only reads.
 func readLiveConfig(ctx context.Context, conn redis.Conn, keys schema.Keys) (*liveConfig, error) {
-	ids, err := roster.ContactIDs(conn, keys)
+	ids, err := roster.ContactIDs(ctx, conn, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -253,7 +253,7 @@ func readScenarioContacts(ctx context.Context, s Space) ([]roster.StoredContact,
 		return nil, err
 	}
 	defer conn.Close()
-	ids, err := roster.ContactIDs(conn, s.Keys)
+	ids, err := roster.ContactIDs(ctx, conn, s.Keys)
 	if err != nil {
 		return nil, err
 	}

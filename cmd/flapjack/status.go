@@ -96,6 +96,7 @@ func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems []s
 	}
 	fmt.Fprintf(w, "\nevents per minute (last 10, oldest first)\t%s\n", strings.Join(rates, " "))
 	fmt.Fprintf(w, "failing checks\t%d (acknowledged %d, in scheduled maintenance %d)\n", s.Failing, s.Acknowledged, s.InMaintenance)
+	fmt.Fprintf(w, "contacts\t%d\n", s.Contacts)
 	if len(problems) == 0 {
 		fmt.Fprintln(w, "\nhealthy")
 	} else {

@@ -134,9 +134,12 @@ func ownKeys(keys schema.Keys, id string) []string {
 // writeInfo writes a contact's own fields. fresh means its keys were just deleted, so empty
 // fields need no removal.
 func writeInfo(ops *model.Ops, keys schema.Keys, id string, info ContactInfo, fresh bool) {
-	var set, unset []any
+	// first_name is written even when empty: Flapjack 1.6 takes a contact:ID hash without it
+	// for no contact, and our contacts stay visible to its tools.
+	set := []any{"first_name", info.FirstName}
+	var unset []any
 	for _, f := range []struct{ name, value string }{
-		{"first_name", info.FirstName}, {"last_name", info.LastName}, {"email", info.Email},
+		{"last_name", info.LastName}, {"email", info.Email},
 	} {
 		if f.value != "" {
 			set = append(set, f.name, f.value)
@@ -144,9 +147,7 @@ func writeInfo(ops *model.Ops, keys schema.Keys, id string, info ContactInfo, fr
 			unset = append(unset, f.name)
 		}
 	}
-	if len(set) > 0 {
-		ops.HSet(keys.Contact(id), set...)
-	}
+	ops.HSet(keys.Contact(id), set...)
 	if !fresh && len(unset) > 0 {
 		ops.HDel(keys.Contact(id), unset...)
 	}

@@ -27,9 +27,10 @@ type StoredContact struct {
 // NewID is a new random (version 4) UUID, the id of a contact or rule created without one.
 func NewID() string { return randomID() }
 
-// ContactIDs lists every contact (the members of all_contacts), sorted.
-func ContactIDs(conn redis.Conn, keys schema.Keys) ([]string, error) {
-	ids, err := redis.Strings(conn.Do("SMEMBERS", keys.AllContacts()))
+// ContactIDs lists every contact, sorted: the ids of the contact:ID hashes, found by SCAN as
+// Flapjack 1.6 finds them (it keeps no index; our all_contacts is only repaired from them).
+func ContactIDs(ctx context.Context, conn redis.Conn, keys schema.Keys) ([]string, error) {
+	ids, err := redisread.Scan(ctx, conn, keys.Contact(""), "hash")
 	if err != nil {
 		return nil, fmt.Errorf("list contacts: %w", err)
 	}
@@ -37,7 +38,19 @@ func ContactIDs(conn redis.Conn, keys schema.Keys) ([]string, error) {
 	return ids, nil
 }
 
-// ReadContacts reads the contacts ids that exist (members of all_contacts), in the order
+// contactAt is where a batch holds the answer that says whether a contact exists.
+type contactAt int
+
+// addContactExists adds to b the read of whether contact id exists: it has a contact:ID hash,
+// as Flapjack 1.6 decides (every writer of ours writes one).
+func addContactExists(b *redisread.Batch, keys schema.Keys, id string) contactAt {
+	return contactAt(b.Add("TYPE", keys.Contact(id)))
+}
+
+// exists reads the answer of addContactExists.
+func (at contactAt) exists(b *redisread.Batch) bool { return b.Str(int(at)) == "hash" }
+
+// ReadContacts reads the contacts ids that exist (see addContactExists), in the order
 // given, each once, with their media, PagerDuty credentials and rules (sorted by id); with
 // withEntities also the entities linked to each (found by SCAN of contacts_for:*). Rules that
 // cannot be decoded are left out.
@@ -47,11 +60,14 @@ func ReadContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []
 		return nil, nil
 	}
 	var b redisread.Batch
-	type reads struct{ member, info, tz, media, intervals, thresholds, pd, rules int }
+	type reads struct {
+		exists                                            contactAt
+		info, tz, media, intervals, thresholds, pd, rules int
+	}
 	at := make([]reads, len(ids))
 	for i, id := range ids {
 		at[i] = reads{
-			member:     b.Add("SISMEMBER", keys.AllContacts(), id),
+			exists:     addContactExists(&b, keys, id),
 			info:       b.Add("HGETALL", keys.Contact(id)),
 			tz:         b.Add("GET", keys.ContactTimezone(id)),
 			media:      b.Add("HGETALL", keys.ContactMedia(id)),
@@ -67,7 +83,7 @@ func ReadContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []
 	var out []StoredContact
 	var ruleIDs [][]string
 	for i, id := range ids {
-		if b.Num(at[i].member) != 1 {
+		if !at[i].exists.exists(&b) {
 			continue
 		}
 		info, _ := redis.StringMap(b.Reply(at[i].info))
@@ -184,10 +200,10 @@ func ReadRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []str
 	return out, nil
 }
 
-// RuleIDs lists the rules of every contact (contact_notification_rules of each member of
-// all_contacts), sorted, in two round trips.
+// RuleIDs lists the rules of every contact (contact_notification_rules of each of ContactIDs),
+// sorted.
 func RuleIDs(ctx context.Context, conn redis.Conn, keys schema.Keys) ([]string, error) {
-	contacts, err := ContactIDs(conn, keys)
+	contacts, err := ContactIDs(ctx, conn, keys)
 	if err != nil {
 		return nil, err
 	}

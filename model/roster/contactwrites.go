@@ -3,6 +3,7 @@ package roster
 import (
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strconv"
@@ -15,8 +16,10 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// A contact exists when it is a member of all_contacts: every writer here adds it, and
-// Flapjack's JSON API lists contacts from it.
+// A contact exists when it has a contact:ID hash, as Flapjack 1.6 finds contacts (see
+// addContactExists). Every writer here writes the hash with a first_name field, which is what
+// 1.6 looks for, and keeps all_contacts, an index repaired from the hashes
+// (RepairContactIndex).
 
 // contactState is what Redis holds for some contacts, read under WATCH.
 type contactState struct {
@@ -52,11 +55,14 @@ func (t *txn) readContacts(ids, ruleIDs, tags []string, withTags bool) (*contact
 	var b redisread.Batch
 	t.watch(&b, watch...)
 	allType := b.Add("TYPE", keys.AllContacts())
-	type reads struct{ member, rules, media int }
+	type reads struct {
+		exists       contactAt
+		rules, media int
+	}
 	at := make([]reads, len(ids))
 	for i, id := range ids {
 		at[i] = reads{
-			member: b.Add("SISMEMBER", keys.AllContacts(), id),
+			exists: addContactExists(&b, keys, id),
 			rules:  b.Add("SMEMBERS", keys.ContactRules(id)),
 			media:  b.Add("HKEYS", keys.ContactMedia(id)),
 		}
@@ -78,7 +84,7 @@ func (t *txn) readContacts(ids, ruleIDs, tags []string, withTags bool) (*contact
 		return nil, fmt.Errorf("key %s holds a %s, not a set: fix or delete it; nothing written", keys.AllContacts(), typ)
 	}
 	for i, id := range ids {
-		st.exists[id] = b.Num(at[i].member) == 1
+		st.exists[id] = at[i].exists.exists(&b)
 		st.oldRules[id] = b.Strs(at[i].rules)
 		st.media[id] = b.Strs(at[i].media)
 	}
@@ -236,9 +242,9 @@ func CreateContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, cont
 // leaves alone; with everyCheck the new contact is also interested in every check
 // (contacts_for:ALL). It reports whether it created the contact. For the server's demo mode:
 //
-//	SeedContact(ctx, conn, keys, roster.ContactData{ID: "operator",
-//		ContactInfo: roster.ContactInfo{FirstName: "Operator", LastName: "(demo)"},
-//		Media: []roster.Medium{{Name: "log", Address: "stdout"}}}, true)
+//	SeedContact(ctx, conn, keys, ContactData{ID: "operator",
+//		ContactInfo: ContactInfo{FirstName: "Operator", LastName: "(demo)"},
+//		Media: []Medium{{Name: "log", Address: "stdout"}}}, true)
 func SeedContact(ctx context.Context, conn redis.Conn, keys schema.Keys, c ContactData, everyCheck bool) (bool, error) {
 	res, created, err := replaceContacts(ctx, conn, keys, []ContactData{c}, replaceHow{ifAbsent: true, everyCheck: everyCheck})
 	if err != nil {
@@ -415,11 +421,14 @@ func UpdateContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 			watch = append(watch, keys.Contact(id), keys.ContactTimezone(id))
 		}
 		t.watch(&b, append(watch, keys.AllContacts())...)
-		type reads struct{ member, info, tz int }
+		type reads struct {
+			exists   contactAt
+			info, tz int
+		}
 		at := make([]reads, len(ids))
 		for i, id := range ids {
 			at[i] = reads{
-				member: b.Add("SISMEMBER", keys.AllContacts(), id),
+				exists: addContactExists(&b, keys, id),
 				info:   b.Add("HMGET", keys.Contact(id), "first_name", "last_name", "email"),
 				tz:     b.Add("GET", keys.ContactTimezone(id)),
 			}
@@ -427,7 +436,7 @@ func UpdateContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 		if err := b.Run(t.ctx, t.conn); err != nil {
 			return nil, err
 		}
-		if err := missing("contact", ids, func(i int) bool { return b.Num(at[i].member) == 1 }); err != nil {
+		if err := missing("contact", ids, func(i int) bool { return at[i].exists.exists(&b) }); err != nil {
 			return nil, err
 		}
 		var ops model.Ops
@@ -563,8 +572,8 @@ func (t *txn) watchedMemberships(family func(string) string, ids []string) ([]st
 	return names, setKeys, members, nil
 }
 
-// mustExist WATCHes the contact and all_contacts and returns a *NotFoundError when the contact
-// does not exist.
+// mustExist WATCHes the contacts and all_contacts and returns a *NotFoundError when one does
+// not exist.
 func (t *txn) mustExist(ids ...string) error {
 	var b redisread.Batch
 	watch := []string{t.keys.AllContacts()}
@@ -572,14 +581,14 @@ func (t *txn) mustExist(ids ...string) error {
 		watch = append(watch, ownKeys(t.keys, id)...)
 	}
 	t.watch(&b, watch...)
-	at := make([]int, len(ids))
+	at := make([]contactAt, len(ids))
 	for i, id := range ids {
-		at[i] = b.Add("SISMEMBER", t.keys.AllContacts(), id)
+		at[i] = addContactExists(&b, t.keys, id)
 	}
 	if err := b.Run(t.ctx, t.conn); err != nil {
 		return err
 	}
-	return missing("contact", ids, func(i int) bool { return b.Num(at[i]) == 1 })
+	return missing("contact", ids, func(i int) bool { return at[i].exists(&b) })
 }
 
 // readMedia reads, under WATCH, the media refs name; a contact or medium that does not exist is
@@ -803,15 +812,18 @@ func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Ru
 		watch := []string{keys.AllContacts()}
 		for i, r := range norm {
 			if !res.Refused[i] {
-				watch = append(watch, keys.Rule(r.ID), keys.ContactRules(r.ContactID))
+				watch = append(watch, keys.Rule(r.ID), keys.ContactRules(r.ContactID), keys.Contact(r.ContactID))
 			}
 		}
 		t.watch(&b, watch...)
-		type reads struct{ contact, owner int }
+		type reads struct {
+			contact contactAt
+			owner   int
+		}
 		at := make([]reads, len(norm))
 		for i, r := range norm {
 			if !res.Refused[i] {
-				at[i] = reads{contact: b.Add("SISMEMBER", keys.AllContacts(), r.ContactID), owner: b.Add("HGET", keys.Rule(r.ID), "contact_id")}
+				at[i] = reads{contact: addContactExists(&b, keys, r.ContactID), owner: b.Add("HGET", keys.Rule(r.ID), "contact_id")}
 			}
 		}
 		if err := b.Run(t.ctx, t.conn); err != nil {
@@ -821,7 +833,7 @@ func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Ru
 			if res.Refused[i] {
 				continue
 			}
-			if b.Num(at[i].contact) != 1 {
+			if !at[i].contact.exists(&b) {
 				res.refuse(i, FieldError{Field: "contact_id", Reason: fmt.Sprintf("contact %q does not exist", r.ContactID), Err: ErrNotFound})
 			}
 			if owner := b.Str(at[i].owner); owner != "" && owner != r.ContactID {
@@ -858,16 +870,13 @@ func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Ru
 func UpdateRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, change func(*Rule) error) error {
 	ids = unique(ids)
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		stored, err := t.readRules(ids)
+		rules, err := t.readDecodedRules(ids)
 		if err != nil {
 			return nil, err
 		}
 		var ops model.Ops
 		for i, id := range ids {
-			r, err := DecodeRule(id, stored[i])
-			if err != nil {
-				return nil, err
-			}
+			r := rules[i]
 			owner := r.ContactID
 			if err := change(&r); err != nil {
 				return nil, err
@@ -907,6 +916,21 @@ func (t *txn) readRules(ids []string) ([]map[string]string, error) {
 	return out, nil
 }
 
+// readDecodedRules is readRules, decoded.
+func (t *txn) readDecodedRules(ids []string) ([]Rule, error) {
+	stored, err := t.readRules(ids)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]Rule, len(ids))
+	for i, id := range ids {
+		if rules[i], err = DecodeRule(id, stored[i]); err != nil {
+			return nil, err
+		}
+	}
+	return rules, nil
+}
+
 // DeleteRules deletes notification rules and takes them off their contacts' lists. All or
 // nothing: a missing rule is a *NotFoundError.
 func DeleteRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) error {
@@ -922,6 +946,33 @@ func DeleteRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []s
 			if owner := stored[i]["contact_id"]; owner != "" {
 				ops.SRem(keys.ContactRules(owner), id)
 			}
+		}
+		return &ops, nil
+	})
+}
+
+// MoveRules gives the notification rules ids to contact contactID, as Flapjack 1.6's JSON API
+// does for a contact's notification_rules link: each leaves its owner's list for contactID's.
+// All or nothing: a missing contact or rule is a *NotFoundError.
+func MoveRules(ctx context.Context, conn redis.Conn, keys schema.Keys, contactID string, ids []string) error {
+	ids = unique(ids)
+	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+		if err := t.mustExist(contactID); err != nil {
+			return nil, err
+		}
+		rules, err := t.readDecodedRules(ids)
+		if err != nil {
+			return nil, err
+		}
+		var ops model.Ops
+		for _, r := range rules {
+			id := r.ID
+			if r.ContactID != "" && r.ContactID != contactID {
+				ops.SRem(keys.ContactRules(r.ContactID), id)
+			}
+			r.ContactID = contactID
+			writeRule(&ops, keys, r.normalized())
+			ops.SAdd(keys.ContactRules(contactID), id)
 		}
 		return &ops, nil
 	})
@@ -951,4 +1002,56 @@ func setOf(items []string) map[string]bool {
 		m[s] = true
 	}
 	return m
+}
+
+var (
+	//go:embed scripts/repair_contact_index.lua
+	repairContactIndexSource string
+	repairContactIndexScript = redis.NewScript(0, repairContactIndexSource)
+)
+
+// RepairContactIndex brings all_contacts, our index of contacts, in line with the contact:ID
+// hashes, which decide (see addContactExists): a contact Flapjack 1.6 wrote joins the index; a
+// member without a hash that still has data of its own (written by an earlier version of ours
+// when its own fields were all empty) gets the hash, with an empty first_name, so it is found
+// again, by 1.6 too; a member with nothing left (deleted by 1.6, which does not know the index)
+// leaves it. It returns how many contacts it changed.
+func RepairContactIndex(ctx context.Context, conn redis.Conn, keys schema.Keys) (int, error) {
+	hashes, err := redisread.Scan(ctx, conn, keys.Contact(""), "hash")
+	if err != nil {
+		return 0, fmt.Errorf("repair all_contacts: %w", err)
+	}
+	indexed, err := redis.Strings(conn.Do("SMEMBERS", keys.AllContacts()))
+	if err != nil {
+		return 0, fmt.Errorf("repair all_contacts: %w", err)
+	}
+	inIndex := make(map[string]bool, len(indexed))
+	for _, id := range indexed {
+		inIndex[id] = true
+	}
+	own := len(ownKeys(keys, ""))
+	args := []any{keys.AllContacts(), own}
+	add := func(id string) {
+		args = append(args, id)
+		for _, k := range ownKeys(keys, id) {
+			args = append(args, k)
+		}
+	}
+	for _, id := range hashes {
+		if !inIndex[id] {
+			add(id)
+		}
+		delete(inIndex, id)
+	}
+	for id := range inIndex {
+		add(id)
+	}
+	if len(args) == 2 {
+		return 0, nil
+	}
+	n, err := redis.Int(repairContactIndexScript.DoContext(ctx, conn, args...))
+	if err != nil {
+		return 0, fmt.Errorf("repair all_contacts: %w", err)
+	}
+	return n, nil
 }

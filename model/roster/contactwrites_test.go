@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/testing/fj16"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
@@ -257,7 +258,8 @@ func TestReplaceContacts(t *testing.T) {
 		{name: "a medium kept keeps its alerting set", op: replace(roster.ContactData{ID: "ada",
 			Media: []roster.Medium{{Name: "jabber", Address: "ada@jabber.example.com"}}}), want: map[string]string{
 			"contact_media:ada": "hash{jabber=ada@jabber.example.com}", "contact_media_rollup_thresholds:ada": "",
-			"contact_pagerduty:ada": "", "contact_media_intervals:ada": "", "contact:ada": "", "contact_tz:ada": "",
+			// first_name stays, empty, so Flapjack 1.6 still finds the contact
+			"contact_pagerduty:ada": "", "contact_media_intervals:ada": "", "contact:ada": "hash{first_name=}", "contact_tz:ada": "",
 			"contact_notification_rules:ada": "", "notification_rule:ada-db": "", "contact_tag:ops": "set{bob}",
 		}},
 		{name: "invalid", op: replace(roster.ContactData{ID: " ada"}), wantErr: roster.ErrInvalid,
@@ -694,4 +696,101 @@ func TestReplaceContactsRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(ada, want) {
 		t.Errorf("ada:\n got  %+v\n want %+v", ada, want)
 	}
+}
+
+// TestFlapjack16Contacts: contacts written by the real Flapjack 1.6 data layer, which keeps no
+// all_contacts index, are found, read, changed and deleted by every writer, and the index is
+// repaired from their hashes.
+func TestFlapjack16Contacts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	keys := schema.Keys{}
+	load := func(t *testing.T) (*testredis.DB, redis.Conn) {
+		db := fj16.NewDB(t)
+		conn := db.Conn(t)
+		t.Cleanup(func() { conn.Close() })
+		return db, conn
+	}
+	t.Run("listed and read", func(t *testing.T) {
+		_, conn := load(t)
+		ids, err := roster.ContactIDs(ctx, conn, keys)
+		if err != nil || !reflect.DeepEqual(ids, []string{"21", "22", "ops-team"}) {
+			t.Fatalf("ContactIDs = %v, %v; want the three contacts 1.6 wrote", ids, err)
+		}
+		got, err := roster.ReadContacts(ctx, conn, keys, []string{"21"}, true)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("ReadContacts(21) = %v, %v", got, err)
+		}
+		ada := got[0]
+		if ada.FirstName != "Ada" || ada.Timezone != "Europe/London" || len(ada.Media) != 4 || len(ada.Rules) != 2 ||
+			ada.Pagerduty.Subdomain != "analytical" || !reflect.DeepEqual(ada.Entities, []string{"5000", "5001"}) {
+			t.Fatalf("contact 21 read as %+v", ada)
+		}
+	})
+	t.Run("writers find them", func(t *testing.T) {
+		db, conn := load(t)
+		err := roster.CreateContacts(ctx, conn, keys, []roster.ContactData{{ID: "22", ContactInfo: roster.ContactInfo{FirstName: "X"}}})
+		if !errors.Is(err, roster.ErrExists) {
+			t.Fatalf("creating 1.6's contact 22 again: %v, want ErrExists", err)
+		}
+		if err := roster.UpdateContacts(ctx, conn, keys, []string{"ops-team"}, func(i *roster.ContactInfo) error {
+			i.LastName = "Crew"
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := roster.SetMedia(ctx, conn, keys, "ops-team", []roster.Medium{{Name: "email", Address: "crew@example.com"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := roster.CreateRules(ctx, conn, keys, "ops-team", []roster.Rule{{ID: "crew-rule"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := roster.DeleteContacts(ctx, conn, keys, []string{"22"}); err != nil {
+			t.Fatal(err)
+		}
+		dump := db.Dump(t)
+		for key, want := range map[string]string{
+			"contact:ops-team":       "hash{email=ops@example.com, first_name=Ops, last_name=Crew}",
+			"contact_media:ops-team": "hash{email=crew@example.com}",
+			"contact:22":             "", "contact_media:22": "", "contact_notification_rules:22": "", "notification_rule:rule-babbage-db": "",
+			"contacts_for:5001": "set{21}",
+		} {
+			if got := dump[key]; got != want {
+				t.Errorf("%s = %q, want %q", key, got, want)
+			}
+		}
+		if n, _ := redis.Int(conn.Do("SISMEMBER", "contact_notification_rules:ops-team", "crew-rule")); n != 1 {
+			t.Error("the new rule is not listed under ops-team")
+		}
+	})
+	t.Run("index repaired from the hashes", func(t *testing.T) {
+		db, conn := load(t)
+		// A contact an earlier version of ours wrote with every own field empty (no hash, but
+		// media), and one a Flapjack 1.6 tool deleted (nothing left but our index's member).
+		for _, cmd := range [][]any{{"SADD", keys.AllContacts(), "old", "gone"}, {"HSET", keys.ContactMedia("old"), "sms", "+1555"}} {
+			if _, err := conn.Do(cmd[0].(string), cmd[1:]...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ids, _ := roster.ContactIDs(ctx, conn, keys); !reflect.DeepEqual(ids, []string{"21", "22", "ops-team"}) {
+			t.Fatalf("before the repair ContactIDs = %v: only hashes make contacts", ids)
+		}
+		n, err := roster.RepairContactIndex(ctx, conn, keys)
+		if err != nil || n != 5 {
+			t.Fatalf("RepairContactIndex = %d, %v; want 5 changed", n, err)
+		}
+		dump := db.Dump(t)
+		if got := dump["all_contacts"]; got != "set{21, 22, old, ops-team}" {
+			t.Errorf("all_contacts = %s", got)
+		}
+		if got := dump["contact:old"]; got != "hash{first_name=}" {
+			t.Errorf("contact:old = %s, want a hash Flapjack 1.6 finds", got)
+		}
+		if got := dump["contact:gone"]; got != "" {
+			t.Errorf("contact:gone = %s, want none: it was deleted", got)
+		}
+		if n, err := roster.RepairContactIndex(ctx, conn, keys); err != nil || n != 0 {
+			t.Errorf("second repair = %d, %v; want nothing left to change", n, err)
+		}
+	})
 }

@@ -154,8 +154,16 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 	err := guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		res = BulkResult{Refused: append([]bool(nil), static.Refused...), Problems: append([]Problem(nil), static.Problems...)}
 		var b redisread.Batch
-		t.watch(&b, keys.AllContacts(), keys.EscalationPolicies())
-		type read struct{ contacts []int }
+		watch := []string{keys.AllContacts(), keys.EscalationPolicies()}
+		for i, p := range norm {
+			if !res.Refused[i] {
+				for _, c := range p.ContactIDs() {
+					watch = append(watch, keys.Contact(c))
+				}
+			}
+		}
+		t.watch(&b, watch...)
+		type read struct{ contacts []contactAt }
 		at := make([]read, len(norm))
 		for i, p := range norm {
 			if res.Refused[i] {
@@ -163,7 +171,7 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 			}
 			for _, s := range p.Steps {
 				for _, c := range s.Contacts {
-					at[i].contacts = append(at[i].contacts, b.Add("SISMEMBER", keys.AllContacts(), c))
+					at[i].contacts = append(at[i].contacts, addContactExists(&b, keys, c))
 				}
 			}
 		}
@@ -177,7 +185,7 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 			k := 0
 			for si, s := range p.Steps {
 				for ci, c := range s.Contacts {
-					if b.Num(at[i].contacts[k]) != 1 {
+					if !at[i].contacts[k].exists(&b) {
 						res.refuse(i, FieldError{Field: fmt.Sprintf("steps[%d].contacts[%d]", si, ci),
 							Reason: fmt.Sprintf("contact %q does not exist", c), Err: ErrNotFound})
 					}
