@@ -51,6 +51,15 @@ type Options struct {
 	BaseURL string
 }
 
+// eventsList is the full key of the list events are queued on (executive.queue): the
+// publisher's, else (no publisher configured) the default list.
+func (o Options) eventsList() string {
+	if o.Events == nil {
+		return o.Keys.Events()
+	}
+	return o.Events.Key()
+}
+
 // Validate checks the address and the token rule.
 func (o Options) Validate() error {
 	host, _, err := net.SplitHostPort(o.Addr)

@@ -77,7 +77,7 @@ func (a *jsonAPI) readStoreMetrics(r *http.Request) (model.StoreMetrics, error) 
 	var m model.StoreMetrics
 	err := a.conn(r, func(c redis.Conn) error {
 		var err error
-		m, err = model.ReadStoreMetrics(c, a.o.Keys, time.Now())
+		m, err = model.ReadStoreMetrics(c, a.o.Keys, a.o.eventsList(), time.Now())
 		return err
 	})
 	if m.EventCounters == nil {

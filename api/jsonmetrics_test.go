@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -95,5 +96,20 @@ func TestWantsJSON(t *testing.T) {
 		if got := wantsJSON([]string{accept}); got != want {
 			t.Errorf("wantsJSON(%q) = %v, want %v", accept, got, want)
 		}
+	}
+}
+
+// event_queue_length counts the list executive.queue names (the publisher's), not the default
+// "events" list.
+func TestJSONMetricsCountConfiguredEventsQueue(t *testing.T) {
+	t.Parallel()
+	var keys schema.Keys
+	srv, db := apiServer(t, func(o *Options) { o.Events = events.NewPublisher(o.Pool, o.Keys, "custom_events"); keys = o.Keys })
+	db.Do(t, "LPUSH", keys.Queue("custom_events"), "{}", "{}", "{}")
+	db.Do(t, "LPUSH", keys.Events(), "{}")
+	a := expect(t, "queue length", call(t, srv, "GET", "/metrics/events", "", ""), 200)
+	want := map[string]any{"events": map[string]any{"processed": map[string]any{}, "queue": map[string]any{"length": 3.0}}}
+	if got := a.json(t); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/model"
 )
 
@@ -39,10 +40,21 @@ type pagerdutyJSON struct {
 var (
 	mediumFieldNames    = []string{"address", "interval", "rollup_threshold"}
 	pagerdutyFieldNames = []string{"service_key", "subdomain", "token", "username", "password"}
-	// knownMediumTypes are Flapjack 1.6's media types, longest first: a medium id
+	// knownMediumTypes are the registry's media (gateways/media), longest first: a medium id
 	// CONTACT_TYPE is split before the longest of these it ends with, else at its last "_".
-	knownMediumTypes = []string{"sms_twilio", "sms_nexmo", "pagerduty", "jabber", "email", "slack", "sms", "sns"}
+	knownMediumTypes = mediumTypesLongestFirst()
 )
+
+func mediumTypesLongestFirst() []string {
+	var names []string
+	for _, m := range media.All {
+		if !m.Unqueued {
+			names = append(names, m.Name)
+		}
+	}
+	sort.SliceStable(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+	return names
+}
 
 // parseMediumID splits CONTACT_TYPE.
 func parseMediumID(id string) (model.MediumRef, error) {

@@ -7,6 +7,8 @@ package config
 
 import (
 	"strings"
+
+	"github.com/flapjackgo/flapjack/schema"
 )
 
 // Kind is how a setting's text is read.
@@ -84,7 +86,7 @@ var Core = Table{
 	{Key: "redis.pool_size", Kind: Int, Default: "32", Usage: "maximum Redis connections per process (the executive uses a second one to apply a batch in parts; with `1` it applies each batch in one call)"},
 
 	{Key: "executive.enabled", Kind: Bool, Default: "true", Usage: "run the executive in `server`"},
-	{Key: "executive.queue", Default: "events", Usage: "list events are queued on (POST /events, the CLI, receivers, Jabber and PagerDuty acknowledgements) and the executive takes them from"},
+	{Key: "executive.queue", Default: schema.DefaultEventsQueue, Usage: "list events are queued on (POST /events, the CLI, receivers, Jabber and PagerDuty acknowledgements) and the executive takes them from"},
 	{Key: "executive.notifier_queue", AliasOf: "notifier.queue", Usage: "deprecated: use notifier.queue"},
 	{Key: "executive.initial_failure_delay", Kind: Duration, Default: "30s", Usage: "how long a failure must last before the first problem notification (per-event initial_failure_delay overrides)"},
 	{Key: "executive.repeat_failure_delay", Kind: Duration, Default: "60s", Usage: "minimum gap between problem notifications of the same severity (per-event repeat_failure_delay overrides)"},

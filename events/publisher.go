@@ -16,9 +16,6 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// DefaultQueue is the executive's list (executive.queue) when none is configured.
-const DefaultQueue = "events"
-
 // maxPushArgs bounds one LPUSH so a large batch does not become one huge command; the chunks of
 // a batch are pushed in one MULTI/EXEC, so a batch is still queued whole or not at all.
 const maxPushArgs = 1000
@@ -34,11 +31,11 @@ type Publisher struct {
 	key  string
 }
 
-// NewPublisher publishes onto queue (the executive.queue setting; "" means DefaultQueue) under
-// the key prefix of keys.
+// NewPublisher publishes onto queue (the executive.queue setting; "" means
+// schema.DefaultEventsQueue) under the key prefix of keys.
 func NewPublisher(pool Pool, keys schema.Keys, queue string) *Publisher {
 	if queue == "" {
-		queue = DefaultQueue
+		queue = schema.DefaultEventsQueue
 	}
 	return &Publisher{pool: pool, key: keys.Queue(queue)}
 }

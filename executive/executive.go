@@ -87,7 +87,7 @@ func DefaultConfig() Config {
 		RejectedMaxAge:          7 * 24 * time.Hour,
 		MaxFutureSkew:           5 * time.Minute,
 		BatchSize:               256,
-		Queue:                   "events",
+		Queue:                   schema.DefaultEventsQueue,
 		NotifierQueue:           "notifications",
 		ExplainEntries:          50,
 		FactsCacheChecks:        defaultFactsCacheChecks,

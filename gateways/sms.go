@@ -2,13 +2,11 @@ package gateways
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -90,22 +88,4 @@ func RenderSMS(t *Templates, a schema.Alert, loc *time.Location, log *zap.Logger
 		return SMSText(m)
 	}
 	return text.TruncateRunes(out, SMSMaxLength)
-}
-
-// Timezone is where media that print an event's time (the SMS media) show it: alerts carry no
-// contact timezone, so this is notifier.default_contact_timezone, else the TZ environment
-// variable, else UTC.
-func Timezone(v *config.Values) (*time.Location, error) {
-	zone := v.String("notifier.default_contact_timezone")
-	if zone == "" {
-		zone = os.Getenv("TZ")
-	}
-	if zone == "" {
-		return time.UTC, nil
-	}
-	loc, err := time.LoadLocation(zone)
-	if err != nil {
-		return nil, v.Invalid("notifier.default_contact_timezone", "unknown timezone %q", zone)
-	}
-	return loc, nil
 }

@@ -17,7 +17,7 @@ var FreshnessBounds = []int64{0, 60, 300, 900, 3600}
 type StoreMetrics struct {
 	TotalKeys        int64            // DBSIZE: every key of the database, whatever its prefix
 	EventCounters    map[string]int64 // event_counters
-	EventQueueLength int64            // LLEN events
+	EventQueueLength int64            // LLEN of the events list (executive.queue)
 	// Freshness counts current checks by seconds since their last event (the score in
 	// current_checks:ENTITY), one count per FreshnessBounds bucket.
 	Freshness                                     []int64
@@ -27,12 +27,13 @@ type StoreMetrics struct {
 	ChecksStale int64
 }
 
-// ReadStoreMetrics reads StoreMetrics at now in two round trips.
-func ReadStoreMetrics(conn redis.Conn, keys schema.Keys, now time.Time) (StoreMetrics, error) {
+// ReadStoreMetrics reads StoreMetrics at now in two round trips; eventsList is the full key of
+// the list the executive takes events from (executive.queue, e.g. events.Publisher.Key()).
+func ReadStoreMetrics(conn redis.Conn, keys schema.Keys, eventsList string, now time.Time) (StoreMetrics, error) {
 	var m StoreMetrics
 	conn.Send("DBSIZE")
 	conn.Send("HGETALL", keys.EventCounters())
-	conn.Send("LLEN", keys.Events())
+	conn.Send("LLEN", eventsList)
 	conn.Send("ZRANGE", keys.CurrentEntities(), 0, -1)
 	conn.Send("HKEYS", keys.EntityIDsByName())
 	conn.Send("ZRANGE", keys.FailedChecks(), 0, -1)

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -67,8 +68,8 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 			nt.m.unqueued.WithLabelValues(c.medium).Inc()
 			nt.log.Error("no queue configured for medium; this message is skipped",
 				zap.String("medium", c.medium), zap.String("contact", cid), zap.String("check", n.EventID),
-				zap.String("setting", "notifier."+c.medium+"_queue"))
-			p.skipped = append(p.skipped, skip{cid, c.medium, "no queue configured for this medium (notifier." + c.medium + "_queue)"})
+				zap.String("setting", config.MediumQueueSetting(c.medium)))
+			p.skipped = append(p.skipped, skip{cid, c.medium, "no queue configured for this medium (" + config.MediumQueueSetting(c.medium) + ")"})
 			continue
 		}
 		alert := buildAlert(p, c, rollup, now)

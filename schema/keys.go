@@ -46,8 +46,15 @@ func hourBucket(t time.Time) string { return t.UTC().Format("2006010215") }
 
 // ---- queues ----
 
-// Events is the list producers LPUSH events onto.
-func (k Keys) Events() string { return k.key("events") }
+// DefaultEventsQueue is the name of the events list when executive.queue does not name another.
+const DefaultEventsQueue = "events"
+
+// DefaultMediumQueue is a medium's list unless notifier.<medium>_queue names another.
+func DefaultMediumQueue(medium string) string { return medium + "_notifications" }
+
+// Events is the default events list (DefaultEventsQueue). Code that reads or writes the list
+// the executive actually takes events from uses Queue(executive.queue) instead.
+func (k Keys) Events() string { return k.key(DefaultEventsQueue) }
 
 // Notifications is the list the executive pushes notifications onto.
 func (k Keys) Notifications() string { return k.key("notifications") }

@@ -32,7 +32,7 @@ func (s *server) summary(w http.ResponseWriter, r *http.Request) error {
 	now := s.clk.Now()
 	var d summaryData
 	err := s.withConn(r, func(conn redis.Conn) error {
-		m, err := model.ReadStoreMetrics(conn, s.o.Keys, now)
+		m, err := model.ReadStoreMetrics(conn, s.o.Keys, s.o.Events.Key(), now)
 		if err != nil {
 			return err
 		}
@@ -466,7 +466,7 @@ func (s *server) readSelfStats(r *http.Request) (selfStats, error) {
 	now := s.clk.Now()
 	var st selfStats
 	err := s.withConn(r, func(conn redis.Conn) error {
-		m, err := model.ReadStoreMetrics(conn, s.o.Keys, now)
+		m, err := model.ReadStoreMetrics(conn, s.o.Keys, s.o.Events.Key(), now)
 		if err != nil {
 			return err
 		}

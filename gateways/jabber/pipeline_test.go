@@ -9,7 +9,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/executive"
-	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
@@ -91,6 +90,6 @@ func (p *pipeline) routeNotifications() {
 // notifierConfig queues the jabber medium on its default list.
 func notifierConfig() notifier.Config {
 	cfg := notifier.DefaultConfig()
-	cfg.MediaQueues = map[string]string{Medium: gateways.DefaultQueue(Medium)}
+	cfg.MediaQueues = map[string]string{Medium: schema.DefaultMediumQueue(Medium)}
 	return cfg
 }

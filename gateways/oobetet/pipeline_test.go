@@ -76,7 +76,7 @@ func TestWholePath(t *testing.T) {
 	x := executive.New(executive.Options{Pool: db.Pool, Keys: keys, Config: executive.DefaultConfig(), Clock: clock.Real{},
 		Log: log, Identity: queue.Identity{Host: "pipeline-executive", PID: 1}, Version: "test"})
 	ncfg := notifier.DefaultConfig()
-	ncfg.MediaQueues = map[string]string{jabber.Medium: gateways.DefaultQueue(jabber.Medium)}
+	ncfg.MediaQueues = map[string]string{jabber.Medium: schema.DefaultMediumQueue(jabber.Medium)}
 	n := notifier.New(notifier.Options{Pool: db.Pool, Keys: keys, Config: ncfg, Clock: clock.Real{}, Log: log,
 		Identity: queue.Identity{Host: "pipeline-notifier", PID: 1}, Version: "test"})
 	start(t, []lifecycle.Stage{{Name: "executive", Run: func(ctx context.Context) error { return x.Run(ctx, false) }},

@@ -53,7 +53,7 @@ func LogText(logs *observer.ObservedLogs) string {
 // RunGateway runs medium's gateway around sender until the test ends.
 func RunGateway(t testing.TB, medium string, sender gateways.Sender, log *zap.Logger) *Gateway {
 	t.Helper()
-	g := &Gateway{t: t, DB: testredis.New(t), Keys: schema.NewKeys(""), Medium: medium, queue: gateways.DefaultQueue(medium)}
+	g := &Gateway{t: t, DB: testredis.New(t), Keys: schema.NewKeys(""), Medium: medium, queue: schema.DefaultMediumQueue(medium)}
 	if log == nil {
 		log = zap.NewNop()
 	}
