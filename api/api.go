@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -49,6 +50,9 @@ type Options struct {
 	CORSOrigins []string
 	// BaseURL prefixes the Location of created resources; "" = the URL the request came to.
 	BaseURL string
+	// Clock is the time requests are answered at (maintenance windows, reports, metrics); nil:
+	// the real clock.
+	Clock clock.Clock
 }
 
 // eventsList is the full key of the list events are queued on (executive.queue): the

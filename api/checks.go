@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -135,7 +134,7 @@ func (a *jsonAPI) postChecks(w http.ResponseWriter, r *http.Request) error {
 	var ids []string
 	err = a.conn(r, func(c redis.Conn) error {
 		var err error
-		ids, err = model.CreateChecks(r.Context(), c, a.o.Keys, checks, time.Now())
+		ids, err = model.CreateChecks(r.Context(), c, a.o.Keys, checks, a.now())
 		return err
 	})
 	if err != nil {
@@ -182,7 +181,7 @@ func (a *jsonAPI) patchChecks(w http.ResponseWriter, r *http.Request) error {
 		if enable == nil {
 			return nil
 		}
-		now := time.Now()
+		now := a.now()
 		for _, ref := range refs {
 			set := model.DisableCheck
 			if *enable {

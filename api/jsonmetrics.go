@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -77,7 +76,7 @@ func (a *jsonAPI) readStoreMetrics(r *http.Request) (model.StoreMetrics, error) 
 	var m model.StoreMetrics
 	err := a.conn(r, func(c redis.Conn) error {
 		var err error
-		m, err = model.ReadStoreMetrics(c, a.o.Keys, a.o.eventsList(), time.Now())
+		m, err = model.ReadStoreMetrics(c, a.o.Keys, a.o.eventsList(), a.now())
 		return err
 	})
 	if m.EventCounters == nil {

@@ -112,7 +112,7 @@ func (a *jsonAPI) postScheduled(w http.ResponseWriter, r *http.Request, checks [
 		return err
 	}
 	err = a.conn(r, func(c redis.Conn) error {
-		now := time.Now()
+		now := a.now()
 		for _, ref := range checks {
 			for _, win := range windows {
 				if err := model.CreateScheduledMaintenance(c, a.o.Keys, ref.Entity, ref.Check, win.start, win.duration, win.summary, now); err != nil {
@@ -135,7 +135,7 @@ func (a *jsonAPI) deleteScheduled(w http.ResponseWriter, r *http.Request, checks
 		return failWith(http.StatusForbidden, "start time must be provided")
 	}
 	err := a.conn(r, func(c redis.Conn) error {
-		now := time.Now()
+		now := a.now()
 		for _, ref := range checks {
 			// A check without that window has nothing to end (1.6 answered 204 too).
 			if err := model.EndScheduledMaintenance(c, a.o.Keys, ref.Entity, ref.Check, start, now); err != nil && !errors.Is(err, model.ErrNoSuchWindow) {
@@ -207,7 +207,7 @@ func (a *jsonAPI) postUnscheduled(w http.ResponseWriter, r *http.Request, checks
 	if err != nil {
 		return err
 	}
-	now := time.Now()
+	now := a.now()
 	var evs []schema.Event
 	all := make([]*fields, len(items))
 	for i, item := range items {
@@ -272,7 +272,7 @@ func (a *jsonAPI) postTestNotifications(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	now := time.Now()
+	now := a.now()
 	var evs []schema.Event
 	all := make([]*fields, len(items))
 	for i, item := range items {

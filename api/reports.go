@@ -15,6 +15,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -490,5 +491,11 @@ func downtime(outs []outage, maint []model.MaintenanceWindow, w reportWindow) ma
 	return map[string]any{"total_seconds": total, "percentages": percent, "downtime": outs}
 }
 
-// now is the instant status reports are read at.
-func (a *jsonAPI) now() time.Time { return time.Now() }
+// now is the instant a request is answered at: status reports are read, maintenance starts and
+// ends, checks are created, on the injected clock (Options.Clock).
+func (a *jsonAPI) now() time.Time {
+	if a.o.Clock == nil {
+		return clock.Real{}.Now()
+	}
+	return a.o.Clock.Now()
+}

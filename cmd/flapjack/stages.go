@@ -121,7 +121,7 @@ func servesHTTP(stages []lifecycle.Stage) bool {
 // API (a metrics-only listener of a single stage has neither).
 func (p *process) httpOptions(addr string, withEvents bool) api.Options {
 	return api.Options{Addr: addr, Token: p.values.String("http.token"), MaxBody: int64(p.values.Int("http.max_body_bytes")),
-		Pool: p.pool, Keys: p.keys, Events: p.publisher(), Gatherer: p.reg, Ready: p.tracker.Ready,
+		Pool: p.pool, Keys: p.keys, Events: p.publisher(), Gatherer: p.reg, Ready: p.tracker.Ready, Clock: p.clock,
 		Log: p.log.With(zap.String("stage", httpStage)), EventsEnabled: withEvents,
 		JSONAPI: withEvents, ReadToken: p.values.String("http.read_token"),
 		CORSOrigins: p.values.List("http.cors_origins"), BaseURL: p.values.String("http.base_url")}
