@@ -11,7 +11,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// checkJSON is a check as Flapjack 1.x's JSON API shows it (reference A.7).
+// checkJSON is a check as Flapjack 1.x's JSON API shows it (docs/flapjack-1x.md A.7).
 type checkJSON struct {
 	ID         string     `json:"id"`
 	Name       string     `json:"name"`

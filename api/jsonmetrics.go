@@ -1,6 +1,6 @@
 package api
 
-// Flapjack 1.x's JSON metrics (reference A.10). GET /metrics is shared with the Prometheus
+// Flapjack 1.x's JSON metrics (docs/flapjack-1x.md A.10). GET /metrics is shared with the Prometheus
 // exposition: a request that asks for JSON (Accept: application/json or
 // application/vnd.api+json) gets 1.6's JSON, anything else (scrapers ask for text/plain or
 // OpenMetrics) the exposition.

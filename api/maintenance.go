@@ -15,7 +15,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Maintenance, acknowledgements and test notifications (reference A.8), each on
+// Maintenance, acknowledgements and test notifications (docs/flapjack-1x.md A.8), each on
 // /<resource>/checks/:check_ids and /<resource>/entities/:entity_ids (every check of those
 // entities). Maintenance windows are written by model; acknowledgements and test
 // notifications are events for the executive, queued through the events publisher.

@@ -12,7 +12,7 @@ import (
 	"github.com/flapjackgo/flapjack/model"
 )
 
-// mediumJSON is a medium as Flapjack 1.x's JSON API shows it (reference A.3).
+// mediumJSON is a medium as Flapjack 1.x's JSON API shows it (docs/flapjack-1x.md A.3).
 type mediumJSON struct {
 	ID              string    `json:"id"`
 	Type            string    `json:"type"`
@@ -26,7 +26,7 @@ type linksJSON struct {
 	Contacts []string `json:"contacts"`
 }
 
-// pagerdutyJSON is a contact's PagerDuty settings (reference A.4).
+// pagerdutyJSON is a contact's PagerDuty settings (docs/flapjack-1x.md A.4).
 type pagerdutyJSON struct {
 	ID         string    `json:"id"`
 	ServiceKey string    `json:"service_key"`

@@ -1,6 +1,6 @@
 package api
 
-// The Flapjack 1.x reports (reference A.9): status, outage, scheduled and unscheduled
+// The Flapjack 1.x reports (docs/flapjack-1x.md A.9): status, outage, scheduled and unscheduled
 // maintenance and downtime, per check, for checks named by id or for every check of entities
 // named by id. Data comes through package model's readers, a fixed number of pipelined round
 // trips per batch of checks; the arithmetic (outages, downtime) is pure and lives here.

@@ -1,7 +1,7 @@
 // Package config owns flapjack's settings: their names, defaults and meaning (the Core table;
 // each medium adds its own, see gateways/media), and how a value is found and checked —
 // command-line flag, then FLAPJACK_* environment variable, then the YAML file, then the
-// default (SPEC 3.3), parsed to its kind when loaded. A setting `redis.url` is the YAML key
+// default (docs/decisions.md I3), parsed to its kind when loaded. A setting `redis.url` is the YAML key
 // redis: {url: ...}, the flag --redis-url and the variable FLAPJACK_REDIS_URL.
 package config
 

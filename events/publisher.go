@@ -2,7 +2,7 @@
 // simulate and receivers, POST /events, the Jabber ACKID command, the PagerDuty acknowledgement
 // poller, replay) puts events on the executive's list through a Publisher, which validates them
 // with package schema, normalises them and pushes them in order. External producers LPUSH the
-// same JSON themselves (reference §1.2).
+// same JSON themselves (docs/flapjack-1x.md 1.2).
 package events
 
 import (
@@ -200,7 +200,7 @@ func (p *Publisher) pushChunks(conn redis.Conn, payloads []any) error {
 	return err
 }
 
-// Acknowledgement is the event that acknowledges a failing check (reference §1.2): a duration
+// Acknowledgement is the event that acknowledges a failing check (docs/flapjack-1x.md 1.2): a duration
 // of 0 leaves its length to the executive (executive.acknowledgement_duration, default 4 h),
 // the one default every surface shares.
 func Acknowledgement(entity, check, summary string, duration time.Duration, at time.Time) schema.Event {

@@ -1,7 +1,7 @@
 // Package gateways owns what every delivery gateway shares: draining a medium's queue
 // (`<medium>_notifications`) reliably, retrying transient failures with capped exponential
 // backoff (honouring Retry-After), dead-lettering what cannot be delivered to
-// `<medium>_notifications_failed` with the error (SPEC 4.13), and the delivery metrics. Each
+// `<medium>_notifications_failed` with the error (docs/decisions.md D13), and the delivery metrics. Each
 // medium lives in its own sub-package and implements Sender.
 package gateways
 

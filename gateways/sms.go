@@ -15,13 +15,13 @@ import (
 // 160 GSM characters, with a character to spare).
 const SMSMaxLength = 159
 
-// smsRollupIDsPerState is how many check ids per state an SMS rollup lists (reference §4.4).
+// smsRollupIDsPerState is how many check ids per state an SMS rollup lists (docs/flapjack-1x.md 4.4).
 const smsRollupIDsPerState = 3
 
 // SMSTimeLayout is how an SMS shows the event's time: "5 Jan 10:00" (Flapjack's %-d %b %H:%M).
 const SMSTimeLayout = "2 Jan 15:04"
 
-// SMSText is the built-in text of the SMS media (sms, sms_twilio, sms_nexmo; reference §4.4),
+// SMSText is the built-in text of the SMS media (sms, sms_twilio, sms_nexmo; docs/flapjack-1x.md 4.4),
 // at most SMSMaxLength characters:
 //
 //	Problem: 'HTTP' on web-01 is Critical at 5 Jan 10:00, HTTP 500 (ACKID 8f4a2b1c)

@@ -25,7 +25,7 @@ type entity struct {
 
 // Entities imports a Flapjack 1.x entities file (see the package comment for the format).
 //
-// Each entity is written under both layouts (SPEC 4.15): entity:ID {name}, entity_id:NAME,
+// Each entity is written under both layouts (docs/decisions.md D15): entity:ID {name}, entity_id:NAME,
 // all_entity_ids_by_name and all_entity_names_by_id. A renamed entity (same id, new name) loses
 // its old name in both. A name that pointed to another id (an entity first seen in events gets
 // a generated id) is re-pointed to the imported id and the other id's reverse entries are
@@ -101,7 +101,7 @@ func parseEntity(index int, raw json.RawMessage) (*entity, []Problem) {
 	if isNull(obj["name"]) {
 		c.fail("name", "is required")
 	} else if name := c.str(obj["name"], "name"); first(obj["name"]) == '"' {
-		e.name = strings.ToLower(strings.TrimSpace(name)) // SPEC 4.14
+		e.name = strings.ToLower(strings.TrimSpace(name)) // docs/decisions.md D14
 		switch {
 		case e.name == "":
 			c.fail("name", "must not be empty")

@@ -201,7 +201,7 @@ func (c *check) integer(raw json.RawMessage, field string, min int64, problem fu
 	return &n
 }
 
-// regexes reads an optional array of patterns (Go RE2, SPEC 4.7).
+// regexes reads an optional array of patterns (Go RE2, docs/decisions.md D7).
 func (c *check) regexes(raw json.RawMessage, field string) []string {
 	var out []string
 	c.list(raw, field, "strings", func(i int, item json.RawMessage) {

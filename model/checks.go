@@ -13,7 +13,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Checks as Flapjack 1.x's JSON API sees them (reference A.7): a check exists when it is in
+// Checks as Flapjack 1.x's JSON API sees them (docs/flapjack-1x.md A.7): a check exists when it is in
 // all_checks:ENTITY or current_checks:ENTITY or has a check hash; enabled means in
 // current_checks:ENTITY; its tags are the check_tag:TAG sets (known_tags:check_tag) holding it.
 

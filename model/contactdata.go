@@ -69,7 +69,7 @@ func (c ContactData) normalized() ContactData {
 	return c
 }
 
-// normalized is r as stored: entity names trimmed and lower-cased (SPEC 4.14), tags and media
+// normalized is r as stored: entity names trimmed and lower-cased (docs/decisions.md D14), tags and media
 // lists without repeats, time restrictions as compact JSON ("[]" for none).
 func (r Rule) normalized() Rule {
 	entities := make([]string, len(r.Entities))

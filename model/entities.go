@@ -11,8 +11,8 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Entities as Flapjack 1.x's JSON API sees them (reference A.6): an id, a name under both
-// layouts of SPEC 4.15 (all_entity_ids_by_name / all_entity_names_by_id and entity_id:NAME /
+// Entities as Flapjack 1.x's JSON API sees them (docs/flapjack-1x.md A.6): an id, a name under both
+// layouts of docs/decisions.md D15 (all_entity_ids_by_name / all_entity_names_by_id and entity_id:NAME /
 // entity:ID), the contacts of contacts_for:ID and the checks of all_checks:NAME and
 // current_checks:NAME.
 
@@ -186,7 +186,7 @@ func writeEntityName(ops *Ops, keys schema.Keys, id, name string) {
 	ops.HSet(keys.Entity(id), "name", name)
 }
 
-// CreateEntities records entities (names lower-cased, SPEC 4.14); an id that exists under
+// CreateEntities records entities (names lower-cased, docs/decisions.md D14); an id that exists under
 // another name renames it (merging when the name is taken), as Flapjack 1.x did. All or
 // nothing: an empty id or name is a *ValidationError, a new id under a name another entity has
 // an *ExistsError.

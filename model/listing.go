@@ -19,7 +19,7 @@ import (
 const listChunk = 1000
 
 // FailedCheck is a member of failed_checks with its score: the time the check last changed into
-// a failing state (reference §2.2).
+// a failing state (docs/flapjack-1x.md 2.2).
 type FailedCheck struct {
 	CheckRef
 	Since int64

@@ -24,7 +24,7 @@ type CheckRef struct {
 // ID is ENTITY:CHECK.
 func (r CheckRef) ID() string { return schema.CheckID(r.Entity, r.Check) }
 
-// CheckByHash finds the check of an acknowledgement hash (checks_by_hash, reference §2.7).
+// CheckByHash finds the check of an acknowledgement hash (checks_by_hash, docs/flapjack-1x.md 2.7).
 // Hashes are lower-case hex, so the lookup is made with hash lower-cased; found is false for an
 // unknown hash or an entry that is not ENTITY:CHECK.
 func CheckByHash(conn redis.Conn, keys schema.Keys, hash string) (ref CheckRef, found bool, err error) {
@@ -70,8 +70,8 @@ func EntityNames(conn redis.Conn, keys schema.Keys) ([]string, error) {
 	return names, nil
 }
 
-// EntityExists reports whether an entity is known under either layout (SPEC 4.15) or has
-// current checks. The name is lower-cased first (SPEC 4.14).
+// EntityExists reports whether an entity is known under either layout (docs/decisions.md D15) or has
+// current checks. The name is lower-cased first (docs/decisions.md D14).
 func EntityExists(conn redis.Conn, keys schema.Keys, name string) (bool, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if name == "" {
@@ -140,7 +140,7 @@ type CheckStatus struct {
 	Enabled    bool  // listed in current_checks:ENTITY
 	// Scheduled is the scheduled maintenance window covering the instant (the one ending last),
 	// zero when none; Unscheduled the acknowledgement covering it. Both come from the stored
-	// windows and the given instant, never from key TTLs (SPEC 4.1).
+	// windows and the given instant, never from key TTLs (docs/decisions.md D1).
 	Scheduled          Window
 	ScheduledSummary   string
 	Unscheduled        Window

@@ -13,7 +13,7 @@ import (
 // 1.x's check_freshness buckets; the last bucket has no upper bound.
 var FreshnessBounds = []int64{0, 60, 300, 900, 3600}
 
-// StoreMetrics are the counts Flapjack 1.x's JSON metrics report (reference A.10).
+// StoreMetrics are the counts Flapjack 1.x's JSON metrics report (docs/flapjack-1x.md A.10).
 type StoreMetrics struct {
 	TotalKeys        int64            // DBSIZE: every key of the database, whatever its prefix
 	EventCounters    map[string]int64 // event_counters
@@ -23,7 +23,7 @@ type StoreMetrics struct {
 	Freshness                                     []int64
 	EntitiesAll, EntitiesEnabled, EntitiesFailing int64
 	ChecksAll, ChecksFailing                      int64
-	// ChecksStale counts current checks whose ttl ran out with no result since (SPEC 4.19).
+	// ChecksStale counts current checks whose ttl ran out with no result since (docs/decisions.md D19).
 	ChecksStale int64
 }
 

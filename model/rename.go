@@ -18,8 +18,8 @@ var (
 	renameScript = redis.NewScript(0, renameSource)
 )
 
-// RenameEntity renames entity id to newName (lower-cased, SPEC 4.14), as Flapjack 1.6's
-// PATCH /entities/:id and POST /entities do (reference A.6): the data of its checks moves from
+// RenameEntity renames entity id to newName (lower-cased, docs/decisions.md D14), as Flapjack 1.6's
+// PATCH /entities/:id and POST /entities do (docs/flapjack-1x.md A.6): the data of its checks moves from
 // the old name to the new one, and when another entity has newName already the two are merged
 // (see planMove). The entity id keeps its contacts_for links; a merged-away entity's id loses
 // its name. now is the caller's clock; the move itself reads none (TTLs move with the keys).

@@ -150,7 +150,7 @@ func RollupThresholdProblem(medium string, n int64) string {
 	return ""
 }
 
-// PatternProblem checks a rule's regex_entities or regex_tags pattern (Go RE2, SPEC 4.7).
+// PatternProblem checks a rule's regex_entities or regex_tags pattern (Go RE2, docs/decisions.md D7).
 func PatternProblem(pattern string) string {
 	if _, err := regexp.Compile(pattern); err != nil {
 		return fmt.Sprintf("pattern %q does not compile as a Go RE2 regular expression: %v", pattern, err)
@@ -170,7 +170,7 @@ func RuleContactProblem(ruleContactID, contactID string) string {
 // each with a start and an end: start_time or start_date, end_time or end_date; "" and "null"
 // mean none) and returns them as compact JSON, "[]" when there are none. Problems name the
 // field under time_restrictions: "" for the whole, "[1]", "[2].end_time". The restrictions
-// themselves (ice_cube hashes or RRULE strings, SPEC 4.9) are read by the notifier, which
+// themselves (ice_cube hashes or RRULE strings, docs/decisions.md D9) are read by the notifier, which
 // treats one it cannot read as never active: see RuleWarnings.
 func TimeRestrictions(raw string) (string, []FieldError) {
 	t := strings.TrimSpace(raw)
@@ -212,7 +212,7 @@ func isNull(raw json.RawMessage) bool {
 }
 
 // NormalizeEntityName is how an entity name in a rule is stored: trimmed and lower-cased
-// (SPEC 4.14).
+// (docs/decisions.md D14).
 func NormalizeEntityName(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
 
 // checker gathers FieldErrors under a path prefix.
@@ -350,7 +350,7 @@ func (k *checker) rule(r *Rule) {
 
 // ContactWarnings lists what is worth telling about a valid contact without making it invalid:
 // a rule naming a medium the contact has no address for, a time restriction the notifier will
-// not be able to read (it treats it as never active, SPEC 4.9).
+// not be able to read (it treats it as never active, docs/decisions.md D9).
 func ContactWarnings(c ContactData) []string {
 	loc, err := location(c.Timezone)
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// decide turns the candidates into alerts and the writes that go with them (reference §3.6,
-// §3.7): rollup state, interval suppressions, and the alert on each medium's queue. What it
+// decide turns the candidates into alerts and the writes that go with them (docs/flapjack-1x.md 3.6,
+// 3.7): rollup state, interval suppressions, and the alert on each medium's queue. What it
 // writes into contact_alert_state it also makes of each contact's SuppressedUntil, so the next
 // notification of a batch sharing the contact's read sees it as a read after this one's writes
 // would (routeBatch).
@@ -85,7 +85,7 @@ func (nt *Notifier) decide(p *plan, contacts []model.Contact, cands []*candidate
 }
 
 // resetIntervals ends the interval suppressions of a check on every medium of a contact when a
-// recovery or acknowledgement arrives (reference §3.7 step 4 does it only on the media the
+// recovery or acknowledgement arrives (docs/flapjack-1x.md 3.7 step 4 does it only on the media the
 // recovery is sent to; we reset all, so the first problem after a recovery always goes out).
 func (nt *Notifier) resetIntervals(ops *model.Ops, c *model.Contact, n *schema.Notification, touched map[string]bool) {
 	state := nt.keys.ContactAlertState(c.ID)
@@ -103,7 +103,7 @@ func (nt *Notifier) resetIntervals(ops *model.Ops, c *model.Contact, n *schema.N
 	}
 }
 
-// writeInterval starts the interval of a sent problem or test (reference §3.7 step 4).
+// writeInterval starts the interval of a sent problem or test (docs/flapjack-1x.md 3.7 step 4).
 func (nt *Notifier) writeInterval(ops *model.Ops, c *candidate, n *schema.Notification, now time.Time, touched map[string]bool) {
 	cid, state := c.contact.ID, nt.keys.ContactAlertState(c.contact.ID)
 	field := schema.DropField(c.medium, n.EventID, n.State)
@@ -151,7 +151,7 @@ func (nt *Notifier) writeRollup(ops *model.Ops, c *candidate, n *schema.Notifica
 }
 
 // keepsAlerting reports whether a problem sent on a medium without rollup enters the medium's
-// alerting set (reference §3.6 step 1), which is then cleaned after the apply (tidyAlerting).
+// alerting set (docs/flapjack-1x.md 3.6 step 1), which is then cleaned after the apply (tidyAlerting).
 // An escalation step's page never does: the check's own notifications keep the sets. Scratch
 // replays keep only the sets rollup needs.
 func (nt *Notifier) keepsAlerting(p *plan, c *candidate) bool {
@@ -208,7 +208,7 @@ func (nt *Notifier) suppressionKey(contactID, field string) string {
 	return ""
 }
 
-// buildAlert is the alert JSON of reference §3.8.
+// buildAlert is the alert JSON of docs/flapjack-1x.md 3.8.
 func buildAlert(p *plan, c *candidate, r rollupDecision, now time.Time) schema.Alert {
 	n := p.notification
 	a := schema.Alert{

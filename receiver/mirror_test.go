@@ -21,7 +21,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// archive1x archives events as Flapjack 1.x's processor does (reference §1.1): BRPOPLPUSH from
+// archive1x archives events as Flapjack 1.x's processor does (docs/flapjack-1x.md 1.1): BRPOPLPUSH from
 // its events list into events_archive:YYYYMMDDHH of the hour of processing (so the newest event
 // is at the head), the key added to known_events_archive_keys and given its expiry.
 func archive1x(t *testing.T, db *testredis.DB, at time.Time, evs ...string) {

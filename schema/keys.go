@@ -62,7 +62,7 @@ func (k Keys) Notifications() string { return k.key("notifications") }
 // Queue is an arbitrary configured queue name (e.g. notifier.jabber_queue) under the prefix.
 func (k Keys) Queue(name string) string { return k.key(name) }
 
-// FailedQueue is where a gateway dead-letters alerts it could not deliver (SPEC 4.13).
+// FailedQueue is where a gateway dead-letters alerts it could not deliver (docs/decisions.md D13).
 func (k Keys) FailedQueue(queue string) string { return k.key(queue + "_failed") }
 
 // EventsArchive is the hourly archive list of processed events.
@@ -330,7 +330,7 @@ func (k Keys) PagerdutyAcksQueued() string { return k.key("pagerduty_acks_queued
 
 // ContactAlertState is the notifier's own per-contact hash (added by us): "revision" guards
 // concurrent notifiers, and the unix time at which each suppression ends — fields
-// DropField(...) and RollupDropField(...) — lets decisions follow the injected clock (SPEC 4.1)
+// DropField(...) and RollupDropField(...) — lets decisions follow the injected clock (docs/decisions.md D1)
 // while the documented drop_alerts_for_contact:... keys are still written for other tools.
 func (k Keys) ContactAlertState(contactID string) string {
 	return k.key("contact_alert_state", contactID)
@@ -367,7 +367,7 @@ func ParseRollupDropField(field string) (string, bool) {
 // RetentionLock lets one retention sweep run at a time across processes (added by us).
 func (k Keys) RetentionLock() string { return k.key("retention_lock") }
 
-// ---- staleness (SPEC 4.19, added by us) ----
+// ---- staleness (docs/decisions.md D19, added by us) ----
 
 // StaleDeadlines is the sorted set of checks with a ttl: member ENTITY:CHECK, score the unix
 // time at which the check is stale unless a result arrives first.

@@ -434,7 +434,7 @@ func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
 	return s.page(w, r, "contact", "contacts", "Contact "+d.FirstName+" "+d.LastName, false, d)
 }
 
-// selfStats is what /self_stats and /self_stats.json show (reference B.1).
+// selfStats is what /self_stats and /self_stats.json show (docs/flapjack-1x.md B.1).
 type selfStats struct {
 	EventsQueued       int64                       `json:"events_queued"`
 	AllEntities        int64                       `json:"all_entities"`

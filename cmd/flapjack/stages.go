@@ -216,7 +216,7 @@ func stageSwitches() []string {
 	return out
 }
 
-// retentionStages trim history continuously (SPEC 4.12) unless retention.enabled is off.
+// retentionStages trim history continuously (docs/decisions.md D12) unless retention.enabled is off.
 func retentionStages(p *process) ([]lifecycle.Stage, error) {
 	if !p.values.Bool("retention.enabled") {
 		return nil, nil
@@ -259,7 +259,7 @@ func notifierStages(p *process) ([]lifecycle.Stage, error) {
 	return []lifecycle.Stage{{Name: notifier.Stage, Run: func(ctx context.Context) error { return n.Run(ctx, false) }}}, nil
 }
 
-// retentionStage trims history continuously (SPEC 4.12).
+// retentionStage trims history continuously (docs/decisions.md D12).
 func retentionStage(p *process) lifecycle.Stage {
 	s := &retention.Sweeper{Pool: p.pool, Keys: p.keys, Clock: p.clock, Log: p.log.With(zap.String("stage", "retention")),
 		Policy: retention.Policy{MaxAge: p.values.Duration("retention.max_age"), MaxEntries: p.values.Int("retention.max_entries")}}

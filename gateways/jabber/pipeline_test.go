@@ -64,7 +64,7 @@ func (p *pipeline) lastNotification() schema.Notification {
 }
 
 // contact seeds a contact interested in every check with jid as its jabber address, and no
-// rules (so it gets everything, SPEC 4.6).
+// rules (so it gets everything, docs/decisions.md D6).
 func (p *pipeline) contact(id, jid string) {
 	p.t.Helper()
 	k := p.e.keys

@@ -1,4 +1,4 @@
-// Package messagenet is the sms medium (reference §4.4): each alert of `sms_notifications`
+// Package messagenet is the sms medium (docs/flapjack-1x.md 4.4): each alert of `sms_notifications`
 // becomes one SMS lodged with MessageNet by an HTTP GET of the configured endpoint with
 // Username, Pwd, PhoneNumber and PhoneMessage, as Flapjack 1.x did, behind the shared queue
 // runner of package gateways. 200 to 206 is sent (Flapjack's range). The password travels in

@@ -1,4 +1,4 @@
-// Package nexmo is the sms_nexmo medium (reference §4.4): each alert of
+// Package nexmo is the sms_nexmo medium (docs/flapjack-1x.md 4.4): each alert of
 // `sms_nexmo_notifications` becomes one SMS sent through the Vonage (formerly Nexmo) SMS API,
 // POST /sms/json with api_key, api_secret, from, to and text, behind the shared queue runner
 // of package gateways. Vonage answers HTTP 200 for refused messages too, with a status per

@@ -1,4 +1,4 @@
-// Package pagerduty is the PagerDuty medium (reference §4.2, SPEC 4.13). Sender delivers the
+// Package pagerduty is the PagerDuty medium (docs/flapjack-1x.md 4.2, docs/decisions.md D13). Sender delivers the
 // alerts of `pagerduty_notifications` through the Events API v2 (trigger, acknowledge, resolve,
 // deduplicated on ENTITY:CHECK, see DedupKey) behind the shared queue runner of package gateways, which does
 // the retries and dead-lettering; Sender only delivers and classifies failures. AckPoller

@@ -49,7 +49,7 @@ type AckPollerOptions struct {
 	Metrics    *Metrics
 }
 
-// AckPoller brings acknowledgements made in PagerDuty back into flapjack (reference §4.2):
+// AckPoller brings acknowledgements made in PagerDuty back into flapjack (docs/flapjack-1x.md 4.2):
 // every Config.AckPollInterval it looks at each failing, unacknowledged check with PagerDuty
 // contacts, asks PagerDuty whether the check's incident (incident key DedupKey(ENTITY:CHECK)) is
 // acknowledged, and if so pushes one acknowledgement event for the check onto the events

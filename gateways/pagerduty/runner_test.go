@@ -163,7 +163,7 @@ func TestDeliveryLifecycle(t *testing.T) {
 	}
 }
 
-// TestDeliveryFailures drives the shared runner's retry and dead-letter policy (SPEC 4.13)
+// TestDeliveryFailures drives the shared runner's retry and dead-letter policy (docs/decisions.md D13)
 // through the Sender's classification of PagerDuty's answers.
 func TestDeliveryFailures(t *testing.T) {
 	t.Parallel()

@@ -1,4 +1,4 @@
-// Package twilio is the sms_twilio medium (reference §4.4): each alert of
+// Package twilio is the sms_twilio medium (docs/flapjack-1x.md 4.4): each alert of
 // `sms_twilio_notifications` becomes one SMS sent through Twilio's Programmable Messaging API
 // (POST /2010-04-01/Accounts/{AccountSid}/Messages.json with To, From and Body, basic auth
 // AccountSid:AuthToken), behind the shared queue runner of package gateways, which retries and

@@ -1,5 +1,5 @@
 // Package webhook is the webhook medium: each alert of `webhook_notifications` is POSTed, as
-// the JSON exactly as it was queued (SPEC 3.2, the shape third-party gateways read), to the URL
+// the JSON exactly as it was queued (docs/decisions.md I2, the shape third-party gateways read), to the URL
 // that is the contact's address, behind the shared queue runner of package gateways. With a
 // shared secret the request carries `X-Flapjack-Signature: sha256=<hex HMAC-SHA256 of the
 // body>`. The gateway follows redirects only to the same host, keeping the POST and never
