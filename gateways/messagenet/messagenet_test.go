@@ -128,5 +128,6 @@ func TestDelivery(t *testing.T) {
 		Alert:         alert("problem", "critical", "HTTP 500"),
 		Secrets:       []string{password},
 		WantPermanent: "MessageNet answered HTTP 400 for web-01:HTTP",
+		WantRetryable: "answered HTTP 500 for web-01:HTTP",
 	}.Run(t)
 }

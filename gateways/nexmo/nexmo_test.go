@@ -145,5 +145,6 @@ func TestDelivery(t *testing.T) {
 		Permanent:     testproviders.NexmoStatus("6", "Unroutable message - rejected"),
 		Retryable:     testproviders.NexmoStatus("5", "Internal Error"),
 		WantPermanent: "status 6 (Invalid Message): Unroutable message - rejected",
+		WantRetryable: "status 5 (Internal Error): Internal Error",
 	}.Run(t)
 }

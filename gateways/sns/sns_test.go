@@ -164,5 +164,6 @@ func TestDelivery(t *testing.T) {
 		Alert:         alert("problem", "critical", "HTTP 500"),
 		Secrets:       []string{secretKey},
 		WantPermanent: "SNS answered HTTP 400 InvalidParameter for web-01:HTTP",
+		WantRetryable: "SNS answered HTTP 500 InternalError for web-01:HTTP",
 	}.Run(t)
 }

@@ -171,6 +171,7 @@ func TestDelivery(t *testing.T) {
 		Alert:         alert("problem", "critical", "HTTP 500"),
 		Secrets:       []string{token},
 		WantPermanent: "the Twilio API answered HTTP 400 for web-01:HTTP: error 21211",
+		WantRetryable: "answered HTTP 500 for web-01:HTTP",
 		Check: func(t testing.TB, req testproviders.Request) {
 			if got := req.Form.Get("Body"); got != "Problem: 'HTTP' on web-01 is Critical at 5 Jan 10:00, HTTP 500 (ACKID 8f4a2b1c)" {
 				t.Errorf("Body %q", got)

@@ -29,6 +29,7 @@ type Gateway struct {
 	Keys   schema.Keys
 	Medium string
 	queue  string
+	id     queue.Identity
 }
 
 // NewLogger is a debug-level logger whose entries the test can read (to look for secrets).
@@ -53,11 +54,12 @@ func LogText(logs *observer.ObservedLogs) string {
 // RunGateway runs medium's gateway around sender until the test ends.
 func RunGateway(t testing.TB, medium string, sender gateways.Sender, log *zap.Logger) *Gateway {
 	t.Helper()
-	g := &Gateway{t: t, DB: testredis.New(t), Keys: schema.NewKeys(""), Medium: medium, queue: schema.DefaultMediumQueue(medium)}
+	g := &Gateway{t: t, DB: testredis.New(t), Keys: schema.NewKeys(""), Medium: medium, queue: schema.DefaultMediumQueue(medium),
+		id: queue.LocalIdentity()}
 	if log == nil {
 		log = zap.NewNop()
 	}
-	runner := gateways.New(gateways.Options{Pool: g.DB.Pool, Keys: g.Keys, Medium: medium, Identity: queue.LocalIdentity(),
+	runner := gateways.New(gateways.Options{Pool: g.DB.Pool, Keys: g.Keys, Medium: medium, Identity: g.id,
 		Clock: clock.NewFake(time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)), Log: log, Version: "test", MaxAttempts: 3,
 		FirstBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}, sender)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -122,15 +124,27 @@ func (g *Gateway) Failed() []map[string]any {
 	return out
 }
 
-// Settle waits until cond holds, then a little longer to catch late duplicates.
+// Claimed is how many alerts the gateway holds in its processing list: claimed, and not yet
+// recorded as delivered or dead-lettered.
+func (g *Gateway) Claimed() int {
+	g.t.Helper()
+	n, err := redis.Int(g.DB.Do(g.t, "LLEN", g.Keys.Processing(gateways.Stage(g.Medium), g.id.ID())), nil)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return n
+}
+
+// Settle waits until cond holds and the gateway is done with every alert: none waits on the
+// list and none is claimed. An alert recorded as delivered or dead-lettered has left the
+// processing list, so nothing can send it again: what the test then counts is final.
 func (g *Gateway) Settle(what string, cond func() bool) {
 	g.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
+	for !cond() || g.QueueLen() != 0 || g.Claimed() != 0 {
 		if time.Now().After(deadline) {
-			g.t.Fatalf("timed out waiting for %s: %d queued, %d dead-lettered", what, g.QueueLen(), len(g.Failed()))
+			g.t.Fatalf("timed out waiting for %s: %d queued, %d claimed, %d dead-lettered", what, g.QueueLen(), g.Claimed(), len(g.Failed()))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(150 * time.Millisecond)
 }
