@@ -280,6 +280,16 @@ func newWatcher(t *testing.T, o Options) (*Watcher, *prometheus.Registry, *obser
 	return w, reg, logs
 }
 
+// looked waits until the watcher has completed a whole look at the clock (decided and delivered)
+// that began after this call: what it owes at the clock's present time has gone out.
+func (r *running) looked() {
+	r.t.Helper()
+	from := r.w.ticks.Load()
+	// A tick in progress may have read the clock before the caller moved it; the one after it
+	// cannot have.
+	waitUntil(r.t, "a look at the clock", func() bool { return r.w.ticks.Load() >= from+2 })
+}
+
 func runWatcher(t *testing.T, o Options) *running {
 	t.Helper()
 	w, reg, logs := newWatcher(t, o)

@@ -58,6 +58,9 @@ type Watcher struct {
 	checkEvery time.Duration
 	host       string
 	running    atomic.Bool
+	// ticks counts the completed looks at the clock: a caller that moved an injected clock can
+	// tell when the watcher has decided (and delivered) at the new time.
+	ticks atomic.Int64
 
 	mu     sync.Mutex
 	watch  Watch
@@ -215,6 +218,7 @@ func (w *Watcher) tick(ctx context.Context) {
 	}
 	w.decide(now)
 	w.deliver(ctx, now)
+	w.ticks.Add(1)
 }
 
 // decide looks at the sightings at now and opens or closes the breach.
