@@ -344,6 +344,24 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	return 0
 }
 
+// injected is how many canary events the watcher has queued, of both states.
+func injected(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() == "flapjack_oobetet_injected_events_total" {
+			for _, m := range mf.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
+
 func alarms(w *Watcher, channel, action, result string) float64 {
 	return testutil.ToFloat64(w.m.alarms.WithLabelValues(channel, action, result))
 }
