@@ -229,24 +229,3 @@ func (c *check) timeRestrictions(raw json.RawMessage, field string) string {
 	}
 	return compact
 }
-
-func set(items []string) map[string]bool {
-	m := make(map[string]bool, len(items))
-	for _, s := range items {
-		m[s] = true
-	}
-	return m
-}
-
-// unique returns items without repeats, in first-seen order.
-func unique(items []string) []string {
-	seen := make(map[string]bool, len(items))
-	out := items[:0:0]
-	for _, s := range items {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}

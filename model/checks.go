@@ -10,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -89,7 +90,7 @@ func ReadChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []C
 	for _, r := range uniq {
 		entities = append(entities, r.Entity)
 	}
-	entities = unique(entities)
+	entities = strset.Unique(entities)
 	type entityReads struct{ byName, key, all, current int }
 	eat := map[string]entityReads{}
 	for _, e := range entities {
@@ -161,7 +162,7 @@ func CreateChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, checks
 	if err := k.err(); err != nil {
 		return nil, err
 	}
-	entityIDs = unique(entityIDs)
+	entityIDs = strset.Unique(entityIDs)
 	var ids []string
 	err := guarded(ctx, conn, keys, func(t *txn) (*Ops, error) {
 		st, err := t.readEntityState(entityIDs, nil)
@@ -207,14 +208,14 @@ func checkTagsAmong(ctx context.Context, conn redis.Conn, keys schema.Keys, know
 }
 
 func tagCheck(ops *Ops, keys schema.Keys, id string, add, remove []string) {
-	for _, t := range unique(add) {
+	for _, t := range strset.Unique(add) {
 		ops.SAdd(keys.CheckTag(t), id)
 	}
-	for _, t := range unique(remove) {
+	for _, t := range strset.Unique(remove) {
 		ops.SRem(keys.CheckTag(t), id)
 	}
 	if len(add) > 0 {
-		ops.SAdd(keys.KnownCheckTags(), toBulk(unique(add))...)
+		ops.SAdd(keys.KnownCheckTags(), toBulk(strset.Unique(add))...)
 	}
 }
 

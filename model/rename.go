@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -51,7 +52,7 @@ func (t *txn) planMove(old, name string) error {
 	if err := b.Run(t.ctx, t.conn); err != nil {
 		return err
 	}
-	checks := unique(append(b.Strs(all), b.Strs(cur)...))
+	checks := strset.Unique(append(b.Strs(all), b.Strs(cur)...))
 	knownTags := b.Strs(tags)
 
 	kinds := []string{schema.Scheduled, schema.Unscheduled}
@@ -82,7 +83,7 @@ func (t *txn) planMove(old, name string) error {
 		mv("check", k.Check(src), k.Check(dst), k.FailedChecks(), src, dst)
 		key("list", k.States(src), k.States(dst))
 		key("zset", k.SortedStateTimestamps(src), k.SortedStateTimestamps(dst))
-		for _, s := range unique(append(d.Strs(rs[i].states), d.Strs(rs[i].sorted)...)) {
+		for _, s := range strset.Unique(append(d.Strs(rs[i].states), d.Strs(rs[i].sorted)...)) {
 			ts, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
 				continue // not a timestamp: no per-timestamp keys to find

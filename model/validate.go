@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/notifier/timerestriction"
 )
 
@@ -369,7 +370,7 @@ func ContactWarnings(c ContactData) []string {
 			field string
 			items []string
 		}{{"unknown_media", r.UnknownMedia}, {"warning_media", r.WarningMedia}, {"critical_media", r.CriticalMedia}} {
-			for _, m := range unique(l.items) {
+			for _, m := range strset.Unique(l.items) {
 				if !addresses[m] {
 					out = append(out, fmt.Sprintf("contact %q: rule %q lists %q in %s, but the contact has no %s address", c.ID, r.ID, m, l.field, m))
 				}
@@ -392,19 +393,6 @@ func restrictionWarnings(contactID string, r Rule, loc *time.Location) []string 
 	_, errs := timerestriction.ParseList(compact, loc)
 	for _, err := range errs {
 		out = append(out, fmt.Sprintf("contact %q: rule %q: the notifier will treat a time restriction as never active: %v", contactID, r.ID, err))
-	}
-	return out
-}
-
-// unique returns items without repeats, in first-seen order.
-func unique(items []string) []string {
-	seen := make(map[string]bool, len(items))
-	out := items[:0:0]
-	for _, s := range items {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
 	}
 	return out
 }
