@@ -13,6 +13,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -392,7 +393,7 @@ func (p *AckPoller) lookup(ctx context.Context, c candidate, since, until time.T
 
 func authKind(c model.PagerdutyCredentials) string {
 	if c.Token != "" {
-		return "token " + Redact(c.Token)
+		return "token " + httpsend.Redact(c.Token)
 	}
 	return "basic"
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/internal/testing/testproviders"
 )
 
@@ -76,7 +77,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 			}
 			for _, s := range secrets {
 				if strings.Contains(text, s) {
-					t.Errorf("log entry leaks %s: %s", Redact(s), text)
+					t.Errorf("log entry leaks %s: %s", httpsend.Redact(s), text)
 				}
 			}
 		}
