@@ -44,9 +44,7 @@ func (c Config) withDefaults() Config {
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
 	}
-	if c.Timeout == 0 {
-		c.Timeout = httpsend.DefaultTimeout
-	}
+	c.Timeout = httpsend.TimeoutOr(c.Timeout)
 	return c
 }
 
@@ -83,13 +81,7 @@ func NewSender(o Options) (*Sender, error) {
 // or "00", and without the spaces, dashes, dots and brackets people write ("+44 7700 900000"
 // → "447700900000").
 func PhoneNumber(address string) string {
-	n := strings.Map(func(r rune) rune {
-		if strings.ContainsRune(" -.()\t", r) {
-			return -1
-		}
-		return r
-	}, address)
-	n = strings.TrimPrefix(n, "+")
+	n := strings.TrimPrefix(httpsend.TidyNumber(address), "+")
 	return strings.TrimPrefix(n, "00")
 }
 

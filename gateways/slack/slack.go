@@ -51,9 +51,7 @@ func (c Config) withDefaults() Config {
 	if c.IconEmoji == "" {
 		c.IconEmoji = DefaultIcon
 	}
-	if c.Timeout == 0 {
-		c.Timeout = httpsend.DefaultTimeout
-	}
+	c.Timeout = httpsend.TimeoutOr(c.Timeout)
 	return c
 }
 

@@ -59,9 +59,7 @@ func (c Config) withDefaults() Config {
 		c.Region = DefaultRegion
 	}
 	c.Endpoint = strings.TrimRight(strings.TrimSpace(c.Endpoint), "/")
-	if c.Timeout == 0 {
-		c.Timeout = httpsend.DefaultTimeout
-	}
+	c.Timeout = httpsend.TimeoutOr(c.Timeout)
 	return c
 }
 

@@ -50,9 +50,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Timeout == 0 {
-		c.Timeout = httpsend.DefaultTimeout
-	}
+	c.Timeout = httpsend.TimeoutOr(c.Timeout)
 	hosts := make([]string, 0, len(c.AllowedHosts))
 	for _, h := range c.AllowedHosts {
 		hosts = append(hosts, strings.ToLower(strings.TrimSpace(h)))

@@ -150,3 +150,11 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+func TestTidyNumber(t *testing.T) {
+	for in, want := range map[string]string{"+61 414 123-456": "+61414123456", "(02) 9876.5432": "0298765432", "\t0044 7700\t": "00447700", "": ""} {
+		if got := TidyNumber(in); got != want {
+			t.Errorf("TidyNumber(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
