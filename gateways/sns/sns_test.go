@@ -22,9 +22,9 @@ const (
 )
 
 func alert(typ, state, summary string) schema.Alert {
-	at, hash, details := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC).Unix(), "8f4a2b1c", "stack trace"
-	return schema.Alert{Media: Medium, Address: topic, ID: "a1", ContactID: "ops", EventID: "web-01:HTTP",
-		EventHash: &hash, State: state, Summary: &summary, Details: &details, Time: &at, NotificationType: typ}
+	a, details := testproviders.Alert(Medium, topic, typ, state, summary), "stack trace"
+	a.Details = &details
+	return a
 }
 
 func newSender(t testing.TB, endpoint string, log *zap.Logger) *Sender {

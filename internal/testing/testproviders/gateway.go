@@ -178,3 +178,11 @@ func (g *Gateway) Settle(what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Alert is the alert the media's tests send: a notification of type typ about web-01:HTTP in
+// state with summary, for contact ops at address, timed 2026-01-05 10:00 UTC.
+func Alert(medium, address, typ, state, summary string) schema.Alert {
+	at, hash := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC).Unix(), "8f4a2b1c"
+	return schema.Alert{Media: medium, Address: address, ID: "a1", ContactID: "ops", EventID: "web-01:HTTP",
+		EventHash: &hash, State: state, Summary: &summary, Time: &at, NotificationType: typ}
+}
