@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -59,6 +60,18 @@ type Options struct {
 	// (redis.command_timeout; the pool bounds each command by it too); 0 = the request's own
 	// context only. POST /events is bounded by its publisher (events.Publisher.WithTimeout).
 	RedisTimeout time.Duration
+	// Clock is the time requests are answered at (maintenance windows, reports, metrics); nil:
+	// the real clock.
+	Clock clock.Clock
+}
+
+// eventsList is the full key of the list events are queued on (executive.queue): the
+// publisher's, else (no publisher configured) the default list.
+func (o Options) eventsList() string {
+	if o.Events == nil {
+		return o.Keys.Events()
+	}
+	return o.Events.Key()
 }
 
 // Intake is one POST endpoint of another tool's format.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -14,7 +13,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// checkJSON is a check as Flapjack 1.x's JSON API shows it (reference A.7).
+// checkJSON is a check as Flapjack 1.x's JSON API shows it (docs/flapjack-1x.md A.7).
 type checkJSON struct {
 	ID         string     `json:"id"`
 	Name       string     `json:"name"`
@@ -137,7 +136,7 @@ func (a *jsonAPI) postChecks(w http.ResponseWriter, r *http.Request) error {
 	var ids []string
 	err = a.conn(r, func(c redis.Conn) error {
 		var err error
-		ids, err = roster.CreateChecks(r.Context(), c, a.o.Keys, checks, time.Now())
+		ids, err = roster.CreateChecks(r.Context(), c, a.o.Keys, checks, a.now())
 		return err
 	})
 	if err != nil {
@@ -184,7 +183,7 @@ func (a *jsonAPI) patchChecks(w http.ResponseWriter, r *http.Request) error {
 		if enable == nil {
 			return nil
 		}
-		now := time.Now()
+		now := a.now()
 		for _, ref := range refs {
 			set := checkstate.DisableCheck
 			if *enable {

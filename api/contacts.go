@@ -12,7 +12,7 @@ import (
 	"github.com/flapjackgo/flapjack/model/roster"
 )
 
-// contactJSON is a contact as Flapjack 1.x's JSON API shows it (reference A.2).
+// contactJSON is a contact as Flapjack 1.x's JSON API shows it (docs/flapjack-1x.md A.2).
 type contactJSON struct {
 	ID        string       `json:"id"`
 	FirstName string       `json:"first_name"`

@@ -14,7 +14,7 @@ import (
 	"github.com/flapjackgo/flapjack/model/roster"
 )
 
-// entityJSON is an entity as Flapjack 1.x's JSON API shows it (reference A.6).
+// entityJSON is an entity as Flapjack 1.x's JSON API shows it (docs/flapjack-1x.md A.6).
 type entityJSON struct {
 	ID    string      `json:"id"`
 	Name  string      `json:"name"`

@@ -1,6 +1,6 @@
 package api
 
-// The Flapjack 1.x JSON API conventions (reference A.1), shared by every resource: media types,
+// The Flapjack 1.x JSON API conventions (docs/flapjack-1x.md A.1), shared by every resource: media types,
 // errors, multi-id paths, creation answers, JSON-Patch, CORS, access tokens and the mapping of
 // model errors to statuses. The resources (contacts.go, media.go, rules.go) only translate
 // HTTP: every read and write is a function of the model packages.

@@ -1,6 +1,6 @@
 package api
 
-// Flapjack 1.x's JSON metrics (reference A.10). GET /metrics is shared with the Prometheus
+// Flapjack 1.x's JSON metrics (docs/flapjack-1x.md A.10). GET /metrics is shared with the Prometheus
 // exposition: a request that asks for JSON (Accept: application/json or
 // application/vnd.api+json) gets 1.6's JSON, anything else (scrapers ask for text/plain or
 // OpenMetrics) the exposition.
@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -77,7 +76,7 @@ func (a *jsonAPI) readStoreMetrics(r *http.Request) (views.StoreMetrics, error) 
 	var m views.StoreMetrics
 	err := a.conn(r, func(c redis.Conn) error {
 		var err error
-		m, err = views.ReadStoreMetrics(c, a.o.Keys, time.Now())
+		m, err = views.ReadStoreMetrics(c, a.o.Keys, a.o.eventsList(), a.now())
 		return err
 	})
 	if m.EventCounters == nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -19,9 +21,11 @@ func TestJSONMetrics(t *testing.T) {
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "flapjack_test_events_total", Help: "test"})
 	reg.MustRegister(c)
 	c.Add(5)
-	srv, db := apiServer(t, func(o *Options) { o.Gatherer = reg })
+	// The clock is injected: the freshness buckets are counted at 2026-01-05 09:00 UTC, years
+	// away from the wall clock.
+	now := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC).Unix()
+	srv, db := apiServer(t, func(o *Options) { o.Gatherer = reg; o.Clock = clock.NewFake(time.Unix(now, 0)) })
 	k := schema.NewKeys("")
-	now := time.Now().Unix()
 	db.Do(t, "HSET", k.EventCounters(), "all", 10, "ok", 7, "failure", 3)
 	db.Do(t, "LPUSH", k.Events(), "{}", "{}")
 	db.Do(t, "ZADD", k.CurrentEntities(), now, "app-01", now, "db-01")
@@ -95,5 +99,20 @@ func TestWantsJSON(t *testing.T) {
 		if got := wantsJSON([]string{accept}); got != want {
 			t.Errorf("wantsJSON(%q) = %v, want %v", accept, got, want)
 		}
+	}
+}
+
+// event_queue_length counts the list executive.queue names (the publisher's), not the default
+// "events" list.
+func TestJSONMetricsCountConfiguredEventsQueue(t *testing.T) {
+	t.Parallel()
+	var keys schema.Keys
+	srv, db := apiServer(t, func(o *Options) { o.Events = events.NewPublisher(o.Pool, o.Keys, "custom_events"); keys = o.Keys })
+	db.Do(t, "LPUSH", keys.Queue("custom_events"), "{}", "{}", "{}")
+	db.Do(t, "LPUSH", keys.Events(), "{}")
+	a := expect(t, "queue length", call(t, srv, "GET", "/metrics/events", "", ""), 200)
+	want := map[string]any{"events": map[string]any{"processed": map[string]any{}, "queue": map[string]any{"length": 3.0}}}
+	if got := a.json(t); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Maintenance, acknowledgements and test notifications (reference A.8), each on
+// Maintenance, acknowledgements and test notifications (docs/flapjack-1x.md A.8), each on
 // /<resource>/checks/:check_ids and /<resource>/entities/:entity_ids (every check of those
 // entities). Maintenance windows are written by model; acknowledgements and test
 // notifications are events for the executive, queued through the events publisher.
@@ -118,7 +118,7 @@ func (a *jsonAPI) postScheduled(w http.ResponseWriter, r *http.Request, checks [
 		return err
 	}
 	err = a.conn(r, func(c redis.Conn) error {
-		now := time.Now()
+		now := a.now()
 		for _, ref := range checks {
 			for _, win := range windows {
 				if err := checkstate.CreateScheduledMaintenance(c, a.o.Keys, ref.Entity, ref.Check, win.start, win.duration, win.summary, now); err != nil {
@@ -141,7 +141,7 @@ func (a *jsonAPI) deleteScheduled(w http.ResponseWriter, r *http.Request, checks
 		return failWith(http.StatusForbidden, "start time must be provided")
 	}
 	err := a.conn(r, func(c redis.Conn) error {
-		now := time.Now()
+		now := a.now()
 		for _, ref := range checks {
 			// A check without that window has nothing to end (1.6 answered 204 too).
 			if err := checkstate.EndScheduledMaintenance(c, a.o.Keys, ref.Entity, ref.Check, start, now); err != nil && !errors.Is(err, checkstate.ErrNoSuchWindow) {
@@ -213,7 +213,7 @@ func (a *jsonAPI) postUnscheduled(w http.ResponseWriter, r *http.Request, checks
 	if err != nil {
 		return err
 	}
-	now := time.Now()
+	now := a.now()
 	var evs []schema.Event
 	all := make([]*fields, len(items))
 	for i, item := range items {
@@ -278,7 +278,7 @@ func (a *jsonAPI) postTestNotifications(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	now := time.Now()
+	now := a.now()
 	var evs []schema.Event
 	all := make([]*fields, len(items))
 	for i, item := range items {

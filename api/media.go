@@ -8,10 +8,11 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/gateways/media"
 	"github.com/flapjackgo/flapjack/model/roster"
 )
 
-// mediumJSON is a medium as Flapjack 1.x's JSON API shows it (reference A.3).
+// mediumJSON is a medium as Flapjack 1.x's JSON API shows it (docs/flapjack-1x.md A.3).
 type mediumJSON struct {
 	ID              string    `json:"id"`
 	Type            string    `json:"type"`
@@ -25,7 +26,7 @@ type linksJSON struct {
 	Contacts []string `json:"contacts"`
 }
 
-// pagerdutyJSON is a contact's PagerDuty settings (reference A.4).
+// pagerdutyJSON is a contact's PagerDuty settings (docs/flapjack-1x.md A.4).
 type pagerdutyJSON struct {
 	ID         string    `json:"id"`
 	ServiceKey string    `json:"service_key"`
@@ -39,10 +40,21 @@ type pagerdutyJSON struct {
 var (
 	mediumFieldNames    = []string{"address", "interval", "rollup_threshold"}
 	pagerdutyFieldNames = []string{"service_key", "subdomain", "token", "username", "password"}
-	// knownMediumTypes are Flapjack 1.6's media types, longest first: a medium id
+	// knownMediumTypes are the registry's media (gateways/media), longest first: a medium id
 	// CONTACT_TYPE is split before the longest of these it ends with, else at its last "_".
-	knownMediumTypes = []string{"sms_twilio", "sms_nexmo", "pagerduty", "jabber", "email", "slack", "sms", "sns"}
+	knownMediumTypes = mediumTypesLongestFirst()
 )
+
+func mediumTypesLongestFirst() []string {
+	var names []string
+	for _, m := range media.All {
+		if !m.Unqueued {
+			names = append(names, m.Name)
+		}
+	}
+	sort.SliceStable(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+	return names
+}
 
 // parseMediumID splits CONTACT_TYPE. CONTACT_pagerduty is no medium id, as in Flapjack 1.6:
 // PagerDuty settings are pagerduty_credentials.

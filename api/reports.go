@@ -1,6 +1,6 @@
 package api
 
-// The Flapjack 1.x reports (reference A.9): status, outage, scheduled and unscheduled
+// The Flapjack 1.x reports (docs/flapjack-1x.md A.9): status, outage, scheduled and unscheduled
 // maintenance and downtime, per check, for checks named by id or for every check of entities
 // named by id. Data comes through package views' readers, a fixed number of pipelined round
 // trips per batch of checks; the arithmetic (outages, downtime) is pure and lives here.
@@ -15,6 +15,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/model/views"
@@ -492,5 +493,11 @@ func downtime(outs []outage, maint []checkstate.MaintenanceWindow, w reportWindo
 	return map[string]any{"total_seconds": total, "percentages": percent, "downtime": outs}
 }
 
-// now is the instant status reports are read at.
-func (a *jsonAPI) now() time.Time { return time.Now() }
+// now is the instant a request is answered at: status reports are read, maintenance starts and
+// ends, checks are created, on the injected clock (Options.Clock).
+func (a *jsonAPI) now() time.Time {
+	if a.o.Clock == nil {
+		return clock.Real{}.Now()
+	}
+	return a.o.Clock.Now()
+}

@@ -11,7 +11,7 @@ import (
 	"github.com/flapjackgo/flapjack/model/roster"
 )
 
-// ruleJSON is a notification rule as Flapjack 1.x's JSON API shows it (reference A.5).
+// ruleJSON is a notification rule as Flapjack 1.x's JSON API shows it (docs/flapjack-1x.md A.5).
 type ruleJSON struct {
 	ID                string          `json:"id"`
 	Tags              []string        `json:"tags"`

@@ -34,7 +34,11 @@ type Values struct {
 	warnings []string
 }
 
-// mediumQueue matches the free-form notifier.<medium>_queue settings.
+// MediumQueueSetting is the one setting naming a medium's list, read by the notifier (producer)
+// and the medium's gateway (consumer).
+func MediumQueueSetting(medium string) string { return "notifier." + medium + "_queue" }
+
+// mediumQueue matches the free-form notifier.<medium>_queue settings (MediumQueueSetting).
 var mediumQueue = regexp.MustCompile(`^notifier\.([a-z0-9_]+)_queue$`)
 
 // fileValue is one setting read from the YAML file, with where it stood.

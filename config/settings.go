@@ -1,12 +1,14 @@
 // Package config owns flapjack's settings: their names, defaults and meaning (the Core table;
 // each medium adds its own, see gateways/media), and how a value is found and checked —
 // command-line flag, then FLAPJACK_* environment variable, then the YAML file, then the
-// default (SPEC 3.3), parsed to its kind when loaded. A setting `redis.url` is the YAML key
+// default (docs/decisions.md I3), parsed to its kind when loaded. A setting `redis.url` is the YAML key
 // redis: {url: ...}, the flag --redis-url and the variable FLAPJACK_REDIS_URL.
 package config
 
 import (
 	"strings"
+
+	"github.com/flapjackgo/flapjack/schema"
 )
 
 // Kind is how a setting's text is read.
@@ -85,7 +87,7 @@ var Core = Table{
 	{Key: "redis.pool_size", Kind: Int, Default: "32", Usage: "maximum Redis connections per process (the executive uses a second one to apply a batch in parts; with `1` it applies each batch in one call)"},
 
 	{Key: "executive.enabled", Kind: Bool, Default: "true", Usage: "run the executive in `server`"},
-	{Key: "executive.queue", Default: "events", Usage: "list events are queued on (POST /events, the CLI, receivers, Jabber and PagerDuty acknowledgements) and the executive takes them from"},
+	{Key: "executive.queue", Default: schema.DefaultEventsQueue, Usage: "list events are queued on (POST /events, the CLI, receivers, Jabber and PagerDuty acknowledgements) and the executive takes them from"},
 	{Key: "executive.notifier_queue", AliasOf: "notifier.queue", Usage: "deprecated: use notifier.queue"},
 	{Key: "executive.initial_failure_delay", Kind: Duration, Default: "30s", Usage: "how long a failure must last before the first problem notification (per-event initial_failure_delay overrides)"},
 	{Key: "executive.repeat_failure_delay", Kind: Duration, Default: "60s", Usage: "minimum gap between problem notifications of the same severity (per-event repeat_failure_delay overrides)"},

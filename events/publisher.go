@@ -2,7 +2,7 @@
 // simulate and receivers, POST /events, the Jabber ACKID command, the PagerDuty acknowledgement
 // poller, replay) puts events on the executive's list through a Publisher, which validates them
 // with package schema, normalises them and pushes them in order. External producers LPUSH the
-// same JSON themselves (reference §1.2).
+// same JSON themselves (docs/flapjack-1x.md 1.2).
 package events
 
 import (
@@ -16,9 +16,6 @@ import (
 
 	"github.com/flapjackgo/flapjack/schema"
 )
-
-// DefaultQueue is the executive's list (executive.queue) when none is configured.
-const DefaultQueue = "events"
 
 // maxPushArgs bounds one LPUSH so a large batch does not become one huge command; the chunks of
 // a batch are pushed in one MULTI/EXEC, so a batch is still queued whole or not at all.
@@ -36,11 +33,11 @@ type Publisher struct {
 	timeout time.Duration
 }
 
-// NewPublisher publishes onto queue (the executive.queue setting; "" means DefaultQueue) under
-// the key prefix of keys.
+// NewPublisher publishes onto queue (the executive.queue setting; "" means
+// schema.DefaultEventsQueue) under the key prefix of keys.
 func NewPublisher(pool Pool, keys schema.Keys, queue string) *Publisher {
 	if queue == "" {
-		queue = DefaultQueue
+		queue = schema.DefaultEventsQueue
 	}
 	return &Publisher{pool: pool, key: keys.Queue(queue)}
 }
@@ -236,7 +233,7 @@ func (p *Publisher) pushChunks(ctx context.Context, conn redis.Conn, payloads []
 	return err
 }
 
-// Acknowledgement is the event that acknowledges a failing check (reference §1.2): a duration
+// Acknowledgement is the event that acknowledges a failing check (docs/flapjack-1x.md 1.2): a duration
 // of 0 leaves its length to the executive (executive.acknowledgement_duration, default 4 h),
 // the one default every surface shares.
 func Acknowledgement(entity, check, summary string, duration time.Duration, at time.Time) schema.Event {

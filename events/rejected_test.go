@@ -8,6 +8,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
@@ -24,7 +26,8 @@ func TestKeeperKeepsRejectionsBesideTheExecutives(t *testing.T) {
 	db := srv.NewDB(t)
 	keys := schema.NewKeys("")
 	at := time.Date(2026, 11, 25, 7, 30, 0, 0, time.UTC)
-	k := NewKeeper(db.Pool, keys, clock.NewFake(at), 7*24*time.Hour, zap.NewNop())
+	core, logs := observer.New(zapcore.WarnLevel)
+	k := NewKeeper(db.Pool, keys, clock.NewFake(at), 7*24*time.Hour, zap.New(core))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = k.Run(ctx) }()
@@ -34,8 +37,13 @@ func TestKeeperKeepsRejectionsBesideTheExecutives(t *testing.T) {
 	waitLen(t, db, keys.EventsRejected(at), 1)
 	srv.Kill()
 	k.Keep(checkstate.Rejected{Source: "nsca", Input: "[1795575299] PROCESS_SERVICE_CHECK_RESULT;web-01;DISK;7;x", Reasons: []string{"return code 7"}})
-	time.Sleep(100 * time.Millisecond) // the keeper meets the outage
-	srv.Restart(t)                     // an empty server: what was kept before the outage is gone with it
+	// The server comes back only once the keeper has met the outage (a write failed).
+	for deadline := time.Now().Add(10 * time.Second); logs.FilterMessage("rejected inputs not kept in Redis yet; retrying").Len() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the keeper never met the outage")
+		}
+	}
+	srv.Restart(t) // an empty server: what was kept before the outage is gone with it
 	waitLen(t, db, keys.EventsRejected(at), 1)
 
 	raw, _ := redis.Strings(db.Do(t, "LRANGE", keys.EventsRejected(at), 0, -1), nil)

@@ -48,7 +48,7 @@ type decision struct {
 
 func seconds(d time.Duration) int64 { return int64(d / time.Second) }
 
-// decide applies reference §2.2-2.8 with the SPEC 4 decisions. raw is the claimed item (removed
+// decide applies docs/flapjack-1x.md 2.2-2.8 with the decisions of docs/decisions.md. raw is the claimed item (removed
 // from the processing list with the writes), seq its claim number (0 when unknown). view is the
 // caller's scratch space, overwritten: the filters take it by pointer, which would otherwise
 // cost every event a heap copy of its facts.
@@ -199,7 +199,7 @@ func (d *decider) orderTime(ev *schema.Event, now int64) int64 {
 	return ev.Time
 }
 
-// isStale implements SPEC 4.11: a service event whose `time` is older than the newest `time`
+// isStale implements docs/decisions.md D11: a service event whose `time` is older than the newest `time`
 // applied to its check is ignored; same-second and time-less events are ordered by claim
 // sequence, so several executives agree with one.
 func (d *decider) isStale(ev *schema.Event, f *checkstate.CheckFacts, now, seq int64) bool {
@@ -229,7 +229,7 @@ func (d *decider) newCheckMaintenance(ev *schema.Event, checkTags []string) bool
 	return true
 }
 
-// recordService writes the check's new state and the always-written fields (reference §2.3),
+// recordService writes the check's new state and the always-written fields (docs/flapjack-1x.md 2.3),
 // and returns the latter.
 func (d *decider) recordService(ev *schema.Event, f *checkstate.CheckFacts, view *checkView, w *checkstate.CheckWriter, now, seq int64) checkstate.Update {
 	if ev.State != f.State {
@@ -263,7 +263,7 @@ func (d *decider) recordService(ev *schema.Event, f *checkstate.CheckFacts, view
 	return u
 }
 
-// applyIntents writes the unscheduled maintenance the filters asked for (reference §2.6). A new
+// applyIntents writes the unscheduled maintenance the filters asked for (docs/flapjack-1x.md 2.6). A new
 // acknowledgement ends the current one; in the second the current one started, it replaces it.
 func (d *decider) applyIntents(in *intents, view *checkView, w *checkstate.CheckWriter, now int64) {
 	current := view.unscheduled
@@ -278,7 +278,7 @@ func (d *decider) applyIntents(in *intents, view *checkView, w *checkstate.Check
 	}
 }
 
-// notify records and queues the notification (reference §2.8).
+// notify records and queues the notification (docs/flapjack-1x.md 2.8).
 func (d *decider) notify(ev *schema.Event, f *checkstate.CheckFacts, view *checkView, in *intents, w *checkstate.CheckWriter, now, seq int64) *schema.Notification {
 	maxSeverity := f.MaxNotifiedSeverity()
 	n := &schema.Notification{
@@ -323,7 +323,7 @@ func (d *decider) notify(ev *schema.Event, f *checkstate.CheckFacts, view *check
 }
 
 // previousEntry is the state change before the current one once this event is recorded: the
-// second-newest history entry (reference §2.8 step 6).
+// second-newest history entry (docs/flapjack-1x.md 2.8 step 6).
 func previousEntry(ev *schema.Event, f *checkstate.CheckFacts, now int64) (checkstate.HistoryEntry, bool) {
 	h := f.History
 	changed := ev.IsService() && ev.State != f.State
@@ -352,7 +352,7 @@ func notificationType(ev *schema.Event) string {
 }
 
 // severity: critical if the event or the highest severity notified since the last recovery is
-// critical (or it is a test), else warning, else unknown, else ok (reference §2.8 step 4).
+// critical (or it is a test), else warning, else unknown, else ok (docs/flapjack-1x.md 2.8 step 4).
 func severity(ev *schema.Event, maxNotified string) string {
 	is := func(s string) bool { return ev.State == s || maxNotified == s }
 	switch {

@@ -10,7 +10,7 @@ import (
 var fingerprint = regexp.MustCompile(`(boot_id|pid_namespace|process_start)=[^,}]*, `)
 
 // TestTimelineLeavesExactlyTheDocumentedKeys runs a problem, acknowledgement and recovery and
-// compares every key in Redis afterwards with the layout of seeds/flapjack-data-structures.md.
+// compares every key in Redis afterwards with Flapjack 1.x's layout (docs/flapjack-1x.md 2.3-2.8).
 func TestTimelineLeavesExactlyTheDocumentedKeys(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -34,7 +34,7 @@ import (
 // Stage is the executive's name in instance records and processing lists.
 const Stage = "executive"
 
-// Config holds the executive settings (SPEC 3.3).
+// Config holds the executive settings (docs/decisions.md I3).
 type Config struct {
 	InitialFailureDelay                    time.Duration
 	RepeatFailureDelay                     time.Duration
@@ -50,7 +50,7 @@ type Config struct {
 	NotifierQueue                          string // notifications list name
 	// ExplainEntries caps each check's explain list (0 = none kept).
 	ExplainEntries int
-	// Staleness gives results without a ttl of their own the default ttl (SPEC 4.19).
+	// Staleness gives results without a ttl of their own the default ttl (docs/decisions.md D19).
 	Staleness staleness.Policy
 	// FactsCacheChecks is how many checks' facts the executive remembers between their results
 	// (0 = none: every event reads its check).
@@ -78,7 +78,7 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// DefaultConfig is Flapjack's behaviour with SPEC 4's decisions.
+// DefaultConfig is Flapjack's behaviour with the decisions of docs/decisions.md.
 func DefaultConfig() Config {
 	return Config{
 		InitialFailureDelay:     30 * time.Second,
@@ -88,7 +88,7 @@ func DefaultConfig() Config {
 		RejectedMaxAge:          7 * 24 * time.Hour,
 		MaxFutureSkew:           5 * time.Minute,
 		BatchSize:               256,
-		Queue:                   "events",
+		Queue:                   schema.DefaultEventsQueue,
 		NotifierQueue:           "notifications",
 		ExplainEntries:          50,
 		FactsCacheChecks:        defaultFactsCacheChecks,
@@ -168,7 +168,7 @@ func New(o Options) *Executive {
 	return x
 }
 
-// Start prepares the counters (reference §2.1). The queue loop calls it after registering.
+// Start prepares the counters (docs/flapjack-1x.md 2.1). The queue loop calls it after registering.
 func (x *Executive) Start(ctx context.Context) error {
 	return x.initCounters(ctx)
 }
@@ -488,7 +488,7 @@ func (x *Executive) settlePart(p *roundPart, statuses []model.Status, err error,
 	return retry, nil
 }
 
-// rejectRecords makes the records that keep invalid items' raw payloads (SPEC 4.2).
+// rejectRecords makes the records that keep invalid items' raw payloads (docs/decisions.md D2).
 func (x *Executive) rejectRecords(failures []parseFailure, now time.Time) []model.Record {
 	var rejected []model.Record
 	for _, f := range failures {

@@ -8,7 +8,7 @@ import (
 )
 
 // checkView is a check as the filters see it: the stored facts with this event's state update
-// applied (reference §2.3 runs before the filters).
+// applied (docs/flapjack-1x.md 2.3 runs before the filters).
 type checkView struct {
 	facts         checkstate.CheckFacts
 	previousState string // "" for action events and never-seen checks
@@ -28,7 +28,7 @@ type intents struct {
 	ackSummary       string
 }
 
-// Filter is one step of the executive's fixed pipeline (reference §2.4). Check reports whether
+// Filter is one step of the executive's fixed pipeline (docs/flapjack-1x.md 2.4). Check reports whether
 // the event is blocked, with a short reason for logs; it may record maintenance intents.
 type Filter interface {
 	Name() string
@@ -48,7 +48,7 @@ func pipeline(defaultAck int64) []Filter {
 }
 
 // lastNotification is the most recent of the warning, critical, unknown, recovery and
-// acknowledgement notifications (reference §2.5: not problem, not test). The recorded order wins
+// acknowledgement notifications (docs/flapjack-1x.md 2.5: not problem, not test). The recorded order wins
 // over the whole-second timestamps, which cannot tell notifications of one second apart.
 func lastNotification(f *checkstate.CheckFacts) (kind string, at int64) {
 	if f.LastNotificationKind != "" {
@@ -92,7 +92,7 @@ func (okFilter) Check(ev *schema.Event, c *checkView, now int64, in *intents) (b
 
 // scheduledMaintenanceFilter blocks everything while a scheduled window covers now. An
 // acknowledgement of a failing check is still recorded as unscheduled maintenance, but sends no
-// notification then or later (SPEC 4.4).
+// notification then or later (docs/decisions.md D4).
 type scheduledMaintenanceFilter struct{ defaultAck int64 }
 
 func (scheduledMaintenanceFilter) Name() string { return "scheduled_maintenance" }

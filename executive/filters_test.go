@@ -202,7 +202,7 @@ func TestMaxNotifiedSeverityIsPriorityNotRecency(t *testing.T) {
 }
 
 // TestNotificationTagsIncludeTheCheckTagsGivenThroughTheAPI: the event tag set is the event's
-// own tags, then the check's tags (check_tag:TAG, reference §1.5 item 2), then the entity's and
+// own tags, then the check's tags (check_tag:TAG, docs/flapjack-1x.md 1.5 item 2), then the entity's and
 // the check name's parts, so a rule on a tag given through the API matches the check's alerts.
 func TestNotificationTagsIncludeTheCheckTagsGivenThroughTheAPI(t *testing.T) {
 	t.Parallel()

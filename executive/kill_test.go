@@ -113,11 +113,20 @@ func TestKilledExecutiveLosesNothing(t *testing.T) {
 		final.Process.Signal(syscall.SIGTERM)
 		final.Wait()
 	}()
+	// Done means nothing is left anywhere to be processed (again): the queue and every
+	// processing list, the killed children's included, are empty. The counts below are final.
+	held := func() int {
+		n, _ := redis.Int(db.Do(t, "LLEN", keys.Events()), nil)
+		for _, pid := range append(killed, final.Process.Pid) {
+			m, _ := redis.Int(db.Do(t, "LLEN", keys.Processing(Stage, fmt.Sprintf("%s:%d", queue.LocalIdentity().Host, pid))), nil)
+			n += m
+		}
+		return n
+	}
 	waitFor(t, 30*time.Second, func() bool {
 		n, _ := redis.Int(db.Do(t, "HGET", keys.EventCounters(), "all"), nil)
-		return n >= len(events)
+		return n >= len(events) && held() == 0
 	})
-	time.Sleep(200 * time.Millisecond) // anything extra would show up now
 
 	counters, _ := redis.StringMap(db.Do(t, "HGETALL", keys.EventCounters()), nil)
 	if counters["all"] != strconv.Itoa(len(events)) {

@@ -8,7 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// TestMalformedInputIsRejectedCountedAndKept feeds every kind of bad input SPEC 4.2 lists: each
+// TestMalformedInputIsRejectedCountedAndKept feeds every kind of bad input docs/decisions.md D2 lists: each
 // is rejected with a reason, counted invalid, kept in events_rejected with its reasons, and the
 // executive goes on processing good events.
 func TestMalformedInputIsRejectedCountedAndKept(t *testing.T) {

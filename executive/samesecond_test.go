@@ -46,7 +46,7 @@ type windows map[int64]int64
 
 // TestSameSecondEventsOfOneCheck: whatever happens to one check within one second — several
 // events claimed in one batch, admin actions between them — ends exactly as Flapjack 1.6 ends
-// it when it handles them one after the other (reference §2.4, §2.6): the later acknowledgement
+// it when it handles them one after the other (docs/flapjack-1x.md 2.4, 2.6): the later acknowledgement
 // or same-start window replaces the earlier one, and the current-maintenance keys agree with the
 // stored windows, TTL included.
 func TestSameSecondEventsOfOneCheck(t *testing.T) {
@@ -288,7 +288,7 @@ func (h *harness) wantWindows(kind string, want windows) {
 }
 
 // wantCurrentKeysAgree checks ID:scheduled_maintenance and ID:unscheduled_maintenance against
-// the stored windows at the harness's now (reference §2.6): present exactly while a window covers
+// the stored windows at the harness's now (docs/flapjack-1x.md 2.6): present exactly while a window covers
 // now, holding its start, expiring when it ends. Unscheduled: the latest window started by now;
 // scheduled: the covering window that ends last.
 func (h *harness) wantCurrentKeysAgree() {

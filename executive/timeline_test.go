@@ -16,7 +16,7 @@ type step struct {
 	want string
 }
 
-// seedOK makes the check known and ok a day before t0, as reference §2.9 assumes.
+// seedOK makes the check known and ok a day before t0, as docs/flapjack-1x.md 2.9 assumes.
 func seedOK(h *harness) {
 	h.at(-86400).send(event("ok"))
 }
@@ -38,7 +38,7 @@ func runTimeline(t *testing.T, h *harness, steps []step) {
 	}
 }
 
-// TestWorkedBehaviour follows reference §2.9 (defaults 30/60 s, check seeded ok a day earlier).
+// TestWorkedBehaviour follows docs/flapjack-1x.md 2.9 (defaults 30/60 s, check seeded ok a day earlier).
 func TestWorkedBehaviour(t *testing.T) {
 	t.Parallel()
 	crit, ok := event("critical"), event("ok")

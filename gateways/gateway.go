@@ -1,7 +1,7 @@
 // Package gateways owns what every delivery gateway shares: draining a medium's queue
 // (`<medium>_notifications`) reliably, retrying transient failures with capped exponential
 // backoff (honouring Retry-After), dead-lettering what cannot be delivered to
-// `<medium>_notifications_failed` with the error (SPEC 4.13), and the delivery metrics. Each
+// `<medium>_notifications_failed` with the error (docs/decisions.md D13), and the delivery metrics. Each
 // medium lives in its own sub-package and implements Sender.
 package gateways
 
@@ -70,7 +70,7 @@ type Options struct {
 	Pool         *redis.Pool
 	Keys         schema.Keys
 	Medium       string // "jabber", "pagerduty", "log" ...
-	Queue        string // list name, default "<medium>_notifications"
+	Queue        string // list name, default schema.DefaultMediumQueue(Medium)
 	Identity     queue.Identity
 	Clock        clock.Clock
 	Log          *zap.Logger
@@ -100,7 +100,7 @@ func Stage(medium string) string { return medium + "_gateway" }
 // New builds a gateway for sender.
 func New(o Options, sender Sender) *Gateway {
 	if o.Queue == "" {
-		o.Queue = o.Medium + "_notifications"
+		o.Queue = schema.DefaultMediumQueue(o.Medium)
 	}
 	if o.Log == nil {
 		o.Log = zap.NewNop()

@@ -41,15 +41,8 @@ type Medium struct {
 	OwnQueue string
 }
 
-// QueueSetting is the one setting naming the medium's list, read by the notifier (producer)
-// and the gateway (consumer).
-func QueueSetting(medium string) string { return "notifier." + medium + "_queue" }
-
 // EnabledSetting switches the medium's gateway on in `server`.
 func EnabledSetting(medium string) string { return "gateways." + medium + ".enabled" }
-
-// DefaultQueue is the list of a medium unless configured otherwise (SPEC 3.3).
-func DefaultQueue(medium string) string { return medium + "_notifications" }
 
 // Env is what a gateway's constructor may use.
 type Env struct {
@@ -71,7 +64,7 @@ type Env struct {
 func (e Env) Delivery(medium string) Options {
 	v := e.Values
 	return Options{
-		Pool: e.Pool, Keys: e.Keys, Medium: medium, Queue: v.String(QueueSetting(medium)),
+		Pool: e.Pool, Keys: e.Keys, Medium: medium, Queue: v.String(config.MediumQueueSetting(medium)),
 		Identity: e.Identity, Clock: e.Clock, Log: e.Log, Metrics: e.Metrics, Version: e.Version,
 		MaxAttempts: v.Int("gateways.retry.max_attempts"), FirstBackoff: v.Duration("gateways.retry.first_backoff"),
 		MaxBackoff: v.Duration("gateways.retry.max_backoff"), Beat: v.Duration("instance.heartbeat"),
@@ -92,8 +85,8 @@ func SettingsTable(media []Medium) config.Table {
 		gws = append(gws, config.Setting{Key: EnabledSetting(m.Name), Kind: config.Bool,
 			Default: fmt.Sprint(m.EnabledByDefault), Usage: fmt.Sprintf("run the %s gateway in `server`", m.Name)})
 		if !m.Unqueued {
-			gws = append(gws, config.Setting{Key: "gateways." + m.Name + ".queue", AliasOf: QueueSetting(m.Name),
-				Usage: "deprecated: use " + QueueSetting(m.Name)})
+			gws = append(gws, config.Setting{Key: "gateways." + m.Name + ".queue", AliasOf: config.MediumQueueSetting(m.Name),
+				Usage: "deprecated: use " + config.MediumQueueSetting(m.Name)})
 		}
 		gws = append(gws, m.Settings...)
 		gws = append(gws, TemplateSettings(m.Name, m.Templates...)...)
@@ -121,5 +114,5 @@ func queueSetting(m Medium) config.Setting {
 		usage += " for a gateway outside flapjack"
 	}
 	usage += " (any notifier.<medium>_queue maps a medium; empty disables the medium)"
-	return config.Setting{Key: QueueSetting(m.Name), Default: DefaultQueue(m.Name), Usage: usage}
+	return config.Setting{Key: config.MediumQueueSetting(m.Name), Default: schema.DefaultMediumQueue(m.Name), Usage: usage}
 }

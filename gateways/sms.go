@@ -2,13 +2,11 @@ package gateways
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -17,13 +15,13 @@ import (
 // 160 GSM characters, with a character to spare).
 const SMSMaxLength = 159
 
-// smsRollupIDsPerState is how many check ids per state an SMS rollup lists (reference §4.4).
+// smsRollupIDsPerState is how many check ids per state an SMS rollup lists (docs/flapjack-1x.md 4.4).
 const smsRollupIDsPerState = 3
 
 // SMSTimeLayout is how an SMS shows the event's time: "5 Jan 10:00" (Flapjack's %-d %b %H:%M).
 const SMSTimeLayout = "2 Jan 15:04"
 
-// SMSText is the built-in text of the SMS media (sms, sms_twilio, sms_nexmo; reference §4.4),
+// SMSText is the built-in text of the SMS media (sms, sms_twilio, sms_nexmo; docs/flapjack-1x.md 4.4),
 // at most SMSMaxLength characters:
 //
 //	Problem: 'HTTP' on web-01 is Critical at 5 Jan 10:00, HTTP 500 (ACKID 8f4a2b1c)
@@ -90,22 +88,4 @@ func RenderSMS(t *Templates, a schema.Alert, loc *time.Location, log *zap.Logger
 		return SMSText(m)
 	}
 	return text.TruncateRunes(out, SMSMaxLength)
-}
-
-// Timezone is where media that print an event's time (the SMS media) show it: alerts carry no
-// contact timezone, so this is notifier.default_contact_timezone, else the TZ environment
-// variable, else UTC.
-func Timezone(v *config.Values) (*time.Location, error) {
-	zone := v.String("notifier.default_contact_timezone")
-	if zone == "" {
-		zone = os.Getenv("TZ")
-	}
-	if zone == "" {
-		return time.UTC, nil
-	}
-	loc, err := time.LoadLocation(zone)
-	if err != nil {
-		return nil, v.Invalid("notifier.default_contact_timezone", "unknown timezone %q", zone)
-	}
-	return loc, nil
 }

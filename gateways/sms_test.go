@@ -90,29 +90,6 @@ func TestRenderSMS(t *testing.T) {
 	}
 }
 
-func TestTimezone(t *testing.T) {
-	t.Setenv("TZ", "")
-	for _, tc := range []struct {
-		zone, want string
-		bad        bool
-	}{{"", "UTC", false}, {"Europe/Berlin", "Europe/Berlin", false}, {"Mars/Olympus", "", true}} {
-		v, err := config.Load(config.Core, "", fakeSource{"notifier-default-contact-timezone": tc.zone}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		loc, err := Timezone(v)
-		if tc.bad {
-			if err == nil || !strings.Contains(err.Error(), "notifier.default_contact_timezone") {
-				t.Errorf("%q: error %v", tc.zone, err)
-			}
-			continue
-		}
-		if err != nil || loc.String() != tc.want {
-			t.Errorf("%q: %v %v", tc.zone, loc, err)
-		}
-	}
-}
-
 func TestShortTextUncut(t *testing.T) {
 	a := testAlert()
 	long := strings.Repeat("ü", 500)

@@ -14,11 +14,12 @@ func SenderStages(env Env, medium string, sender Sender) []lifecycle.Stage {
 }
 
 // TemplatedStages builds the one-stage gateway of a medium whose sender shows event times and
-// renders templates: it reads the timezone (Timezone), loads the medium's templates
+// renders templates: it reads the timezone (config's DefaultContactTimezone: alerts carry no
+// contact timezone), loads the medium's templates
 // (LoadTemplates) and hands both to newSender.
 func TemplatedStages(env Env, medium string, templates []string,
 	newSender func(tpl *Templates, loc *time.Location) (Sender, error)) ([]lifecycle.Stage, error) {
-	loc, err := Timezone(env.Values)
+	loc, err := env.Values.DefaultContactTimezone()
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// TypeWords is how an alert's type reads (reference §3.8): "Problem", "Recovery",
+// TypeWords is how an alert's type reads (docs/flapjack-1x.md 3.8): "Problem", "Recovery",
 // "Acknowledgement", "Test", or for rollups "Problem summary" / "Problem summaries finishing".
 func TypeWords(a schema.Alert) string {
 	switch a.AlertType() {
@@ -57,7 +57,7 @@ func capitalise(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// AlertText is the one-line text of an alert shared by the text media (reference §4.1, §4.4):
+// AlertText is the one-line text of an alert shared by the text media (docs/flapjack-1x.md 4.1, 4.4):
 //
 //	Problem: <hint>ACKID 8f4a2b1c, "HTTP" on app-01 is Critical, HTTP 500
 //	Recovery: "HTTP" on app-01 is OK, HTTP 200
@@ -102,7 +102,7 @@ func AlertText(a schema.Alert, ackHint string) string {
 	return b.String()
 }
 
-// rollupIDsPerState is how many check ids per state a rollup text lists (reference §3.8: 10 for
+// rollupIDsPerState is how many check ids per state a rollup text lists (docs/flapjack-1x.md 3.8: 10 for
 // Jabber and the other chat-like media).
 const rollupIDsPerState = 10
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -19,12 +20,12 @@ import (
 // Fields of a contact record, a medium object and a rule; "links" and "type" (Flapjack 1.x JSON
 // API) are accepted and ignored on records and rules.
 var (
-	contactFields = set([]string{"id", "first_name", "last_name", "email", "timezone", "tags",
+	contactFields = strset.Of([]string{"id", "first_name", "last_name", "email", "timezone", "tags",
 		"media", "notification_rules", "links", "type"})
-	mediumFields    = set([]string{"address", "interval", "rollup_threshold"})
-	pagerdutyFields = set([]string{"service_key", "address", "subdomain", "token", "username",
+	mediumFields    = strset.Of([]string{"address", "interval", "rollup_threshold"})
+	pagerdutyFields = strset.Of([]string{"service_key", "address", "subdomain", "token", "username",
 		"password", "interval", "rollup_threshold"})
-	ruleFields = set([]string{"id", "contact_id", "entities", "regex_entities", "tags",
+	ruleFields = strset.Of([]string{"id", "contact_id", "entities", "regex_entities", "tags",
 		"entity_tags", "regex_tags", "time_restrictions", "unknown_media", "warning_media",
 		"critical_media", "unknown_blackhole", "warning_blackhole", "critical_blackhole",
 		"links", "type"})
@@ -135,7 +136,7 @@ func parseContact(index int, raw json.RawMessage) (*contact, []Problem) {
 	if d.Timezone = c.str(obj["timezone"], "timezone"); d.Timezone != "" {
 		c.check("timezone", roster.TimezoneProblem(d.Timezone))
 	}
-	d.Tags = unique(c.strings(obj["tags"], "tags"))
+	d.Tags = strset.Unique(c.strings(obj["tags"], "tags"))
 	d.Media = parseMedia(c, obj["media"], &d.Pagerduty)
 	c.list(obj["notification_rules"], "notification_rules", "rule objects", func(i int, raw json.RawMessage) {
 		if r, ok := parseRule(c, at("notification_rules", i), id, i, raw); ok {

@@ -9,11 +9,12 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-var entityFields = set([]string{"id", "name", "contacts", "tags", "links", "type"})
+var entityFields = strset.Of([]string{"id", "name", "contacts", "tags", "links", "type"})
 
 // entity is a valid entity record, ready to be written.
 type entity struct {
@@ -25,7 +26,7 @@ type entity struct {
 
 // Entities imports a Flapjack 1.x entities file (see the package comment for the format).
 //
-// Each entity is written under both layouts (SPEC 4.15): entity:ID {name}, entity_id:NAME,
+// Each entity is written under both layouts (docs/decisions.md D15): entity:ID {name}, entity_id:NAME,
 // all_entity_ids_by_name and all_entity_names_by_id. A renamed entity (same id, new name) loses
 // its old name in both. A name that pointed to another id (an entity first seen in events gets
 // a generated id) is re-pointed to the imported id and the other id's reverse entries are
@@ -101,7 +102,7 @@ func parseEntity(index int, raw json.RawMessage) (*entity, []Problem) {
 	if isNull(obj["name"]) {
 		c.fail("name", "is required")
 	} else if name := c.str(obj["name"], "name"); first(obj["name"]) == '"' {
-		e.name = strings.ToLower(strings.TrimSpace(name)) // SPEC 4.14
+		e.name = strings.ToLower(strings.TrimSpace(name)) // docs/decisions.md D14
 		switch {
 		case e.name == "":
 			c.fail("name", "must not be empty")
@@ -109,8 +110,8 @@ func parseEntity(index int, raw json.RawMessage) (*entity, []Problem) {
 			c.fail("name", "must not contain ':' (check ids are ENTITY:CHECK)")
 		}
 	}
-	e.contacts = unique(c.idents(obj["contacts"], "contacts"))
-	e.tags = unique(c.strings(obj["tags"], "tags"))
+	e.contacts = strset.Unique(c.idents(obj["contacts"], "contacts"))
+	e.tags = strset.Unique(c.strings(obj["tags"], "tags"))
 	c.unknown(obj, "", entityFields)
 	if !c.ok() {
 		return nil, c.problems
@@ -211,7 +212,7 @@ func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs [
 		st.contacts[c] = b.Num(i[0]) == 1 || b.Num(i[1]) > 0
 	}
 	st.knownTags = b.Strs(knownAt)
-	st.probed = unique(append(append([]string{}, st.knownTags...), fileTags...))
+	st.probed = strset.Unique(append(append([]string{}, st.knownTags...), fileTags...))
 
 	// Then: tag memberships of our ids, the ids old names map to, and the names of the other
 	// ids the file's names map to now.
@@ -280,7 +281,7 @@ func planEntities(keys schema.Keys, recs []*entity, st *entityState) (model.Ops,
 	removed := map[string]int64{}
 	added := map[string]int64{}
 	for _, e := range recs {
-		for _, old := range unique([]string{st.hashName[e.id], st.idName[e.id]}) {
+		for _, old := range strset.Unique([]string{st.hashName[e.id], st.idName[e.id]}) {
 			if old == "" || old == e.name {
 				continue
 			}
@@ -292,7 +293,7 @@ func planEntities(keys schema.Keys, recs []*entity, st *entityState) (model.Ops,
 			}
 			notes = append(notes, fmt.Sprintf("entity %q: renamed from %q to %q (check state and history stay under the old name)", e.id, old, e.name))
 		}
-		for _, other := range unique([]string{st.nameID[e.name], st.keyID[e.name]}) {
+		for _, other := range strset.Unique([]string{st.nameID[e.name], st.keyID[e.name]}) {
 			if other == "" || other == e.id || good[other] {
 				continue
 			}
@@ -306,8 +307,8 @@ func planEntities(keys schema.Keys, recs []*entity, st *entityState) (model.Ops,
 				e.id, e.name, other, e.id, keys.ContactsFor(other)))
 		}
 		ops.Del(keys.ContactsFor(e.id))
-		wants := set(e.tags)
-		has := set(st.tagsOf[e.id])
+		wants := strset.Of(e.tags)
+		has := strset.Of(st.tagsOf[e.id])
 		for _, t := range st.tagsOf[e.id] {
 			if !wants[t] {
 				ops.SRem(keys.EntityTag(t), e.id)
@@ -353,7 +354,7 @@ func planEntities(keys schema.Keys, recs []*entity, st *entityState) (model.Ops,
 		}
 	}
 	var known []any
-	for _, t := range unique(tags) {
+	for _, t := range strset.Unique(tags) {
 		known = append(known, t)
 	}
 	if len(known) > 0 {

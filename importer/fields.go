@@ -201,7 +201,7 @@ func (c *check) integer(raw json.RawMessage, field string, min int64, problem fu
 	return &n
 }
 
-// regexes reads an optional array of patterns (Go RE2, SPEC 4.7).
+// regexes reads an optional array of patterns (Go RE2, docs/decisions.md D7).
 func (c *check) regexes(raw json.RawMessage, field string) []string {
 	var out []string
 	c.list(raw, field, "strings", func(i int, item json.RawMessage) {
@@ -228,25 +228,4 @@ func (c *check) timeRestrictions(raw json.RawMessage, field string) string {
 		c.fail(field+p.Field, "%s", p.Reason)
 	}
 	return compact
-}
-
-func set(items []string) map[string]bool {
-	m := make(map[string]bool, len(items))
-	for _, s := range items {
-		m[s] = true
-	}
-	return m
-}
-
-// unique returns items without repeats, in first-seen order.
-func unique(items []string) []string {
-	seen := make(map[string]bool, len(items))
-	out := items[:0:0]
-	for _, s := range items {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }

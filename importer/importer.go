@@ -1,6 +1,6 @@
 // Package importer loads Flapjack 1.x import files (`flapjack import contacts|entities|rules -f
-// FILE`) into the documented Redis layout (seeds/flapjack-data-structures.md: Contacts, Entity
-// and Check Contacts, Notification Rules), so that roster.LoadContacts and roster.ContactIDsFor
+// FILE`) into Flapjack 1.x's Redis layout (docs/flapjack-1x.md 3.9: contacts, the contacts of
+// entities and checks, notification rules), so that roster.LoadContacts and roster.ContactIDsFor
 // read back exactly what the file says.
 //
 // # Files
@@ -24,11 +24,11 @@
 //	notification_rules  array of rules:
 //	  id                optional; by default a name-based UUID of the contact id and the rule's
 //	                    position, so re-importing the same file gives the same ids
-//	  entities          entity names (lower-cased, SPEC 4.14)
+//	  entities          entity names (lower-cased, docs/decisions.md D14)
 //	  regex_entities, regex_tags   Go RE2 patterns; one that does not compile is a problem
 //	  tags              (alias entity_tags) tags every one of which the event must carry
 //	  time_restrictions array of objects with start_time and end_time (or start_date/end_date):
-//	                    ice_cube hashes or RFC 5545 "rrule" strings (SPEC 4.9), stored verbatim
+//	                    ice_cube hashes or RFC 5545 "rrule" strings (docs/decisions.md D9), stored verbatim
 //	  unknown_media, warning_media, critical_media   arrays of medium names
 //	  unknown_blackhole, warning_blackhole, critical_blackhole   booleans
 //	  contact_id        optional; must be the contact's own id

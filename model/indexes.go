@@ -5,7 +5,7 @@ import (
 )
 
 // Indexes gathers the "this check is current" writes of many checks touched at one instant
-// (reference §2.3), which Apply sends in a section of their own (ApplyTarget.Indexes): each
+// (docs/flapjack-1x.md 2.3), which Apply sends in a section of their own (ApplyTarget.Indexes): each
 // check with the record that touched it, its name and id once, the script adding the score and
 // writing one multi-member ZADD per index for the checks whose records it applied. Sent as ops,
 // every member came with its score and each entity's checks twice, and a check was marked

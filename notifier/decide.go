@@ -9,13 +9,14 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// decide turns the candidates into alerts and the writes that go with them (reference §3.6,
-// §3.7): rollup state, interval suppressions, and the alert on each medium's queue. What it
+// decide turns the candidates into alerts and the writes that go with them (docs/flapjack-1x.md 3.6,
+// 3.7): rollup state, interval suppressions, and the alert on each medium's queue. What it
 // writes into contact_alert_state it also makes of each contact's SuppressedUntil, so the next
 // notification of a batch sharing the contact's read sees it as a read after this one's writes
 // would (routeBatch).
@@ -68,8 +69,8 @@ func (nt *Notifier) decide(p *plan, contacts []roster.Contact, cands []*candidat
 			nt.m.unqueued.WithLabelValues(c.medium).Inc()
 			nt.log.Error("no queue configured for medium; this message is skipped",
 				zap.String("medium", c.medium), zap.String("contact", cid), zap.String("check", n.EventID),
-				zap.String("setting", "notifier."+c.medium+"_queue"))
-			p.skipped = append(p.skipped, skip{cid, c.medium, "no queue configured for this medium (notifier." + c.medium + "_queue)"})
+				zap.String("setting", config.MediumQueueSetting(c.medium)))
+			p.skipped = append(p.skipped, skip{cid, c.medium, "no queue configured for this medium (" + config.MediumQueueSetting(c.medium) + ")"})
 			continue
 		}
 		alert := buildAlert(p, c, rollup, now)
@@ -85,7 +86,7 @@ func (nt *Notifier) decide(p *plan, contacts []roster.Contact, cands []*candidat
 }
 
 // resetIntervals ends the interval suppressions of a check on every medium of a contact when a
-// recovery or acknowledgement arrives (reference §3.7 step 4 does it only on the media the
+// recovery or acknowledgement arrives (docs/flapjack-1x.md 3.7 step 4 does it only on the media the
 // recovery is sent to; we reset all, so the first problem after a recovery always goes out).
 func (nt *Notifier) resetIntervals(ops *model.Ops, c *roster.Contact, n *schema.Notification, touched map[string]bool) {
 	state := nt.keys.ContactAlertState(c.ID)
@@ -103,7 +104,7 @@ func (nt *Notifier) resetIntervals(ops *model.Ops, c *roster.Contact, n *schema.
 	}
 }
 
-// writeInterval starts the interval of a sent problem or test (reference §3.7 step 4).
+// writeInterval starts the interval of a sent problem or test (docs/flapjack-1x.md 3.7 step 4).
 func (nt *Notifier) writeInterval(ops *model.Ops, c *candidate, n *schema.Notification, now time.Time, touched map[string]bool) {
 	cid, state := c.contact.ID, nt.keys.ContactAlertState(c.contact.ID)
 	field := schema.DropField(c.medium, n.EventID, n.State)
@@ -151,7 +152,7 @@ func (nt *Notifier) writeRollup(ops *model.Ops, c *candidate, n *schema.Notifica
 }
 
 // keepsAlerting reports whether a problem sent on a medium without rollup enters the medium's
-// alerting set (reference §3.6 step 1), which is then cleaned after the apply (tidyAlerting).
+// alerting set (docs/flapjack-1x.md 3.6 step 1), which is then cleaned after the apply (tidyAlerting).
 // An escalation step's page never does: the check's own notifications keep the sets. Scratch
 // replays keep only the sets rollup needs.
 func (nt *Notifier) keepsAlerting(p *plan, c *candidate) bool {
@@ -208,7 +209,7 @@ func (nt *Notifier) suppressionKey(contactID, field string) string {
 	return ""
 }
 
-// buildAlert is the alert JSON of reference §3.8.
+// buildAlert is the alert JSON of docs/flapjack-1x.md 3.8.
 func buildAlert(p *plan, c *candidate, r rollupDecision, now time.Time) schema.Alert {
 	n := p.notification
 	a := schema.Alert{

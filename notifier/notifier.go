@@ -383,7 +383,7 @@ type candidate struct {
 	interval        int64
 }
 
-// candidates applies the rules of every contact (reference §3.4 steps 1-7, 9).
+// candidates applies the rules of every contact (docs/flapjack-1x.md 3.4 steps 1-7, 9).
 func (nt *Notifier) candidates(p *plan, contacts []roster.Contact, entity string, now time.Time) []*candidate {
 	n := p.notification
 	var out []*candidate
@@ -453,7 +453,7 @@ func (nt *Notifier) suppressionProbes(n *schema.Notification, cands []*candidate
 	return probes
 }
 
-// suppressionKeys settles what contact_alert_state says of a candidate (reference §3.4 step 8:
+// suppressionKeys settles what contact_alert_state says of a candidate (docs/flapjack-1x.md 3.4 step 8:
 // the notifier's own suppressions end at the time kept there) and returns the keys whose
 // existence suppresses it or throttles its rollup: the documented drop_alerts_for_contact keys
 // count by existence only when set by someone else (manual hooks).

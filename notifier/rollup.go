@@ -14,7 +14,7 @@ import (
 )
 
 // alertingState is one contact's medium's alerting set (contact_alerting_checks) and what is
-// needed to clean it; rollup (reference §3.6) decides on it.
+// needed to clean it; rollup (docs/flapjack-1x.md 3.6) decides on it.
 type alertingState struct {
 	threshold int64    // rollup threshold; 0 for a medium without rollup
 	members   []string // alerting set before this notification
@@ -33,7 +33,7 @@ func rollsOn(c *roster.Contact, medium string) bool {
 }
 
 // tracks reports whether this notification's routing reads and cleans the candidate's alerting
-// set (reference §3.6 step 2): rollup decides on the cleaned set, so a medium with a rollup
+// set (docs/flapjack-1x.md 3.6 step 2): rollup decides on the cleaned set, so a medium with a rollup
 // threshold is read at its notification's turn. The sets of media without rollup decide nothing;
 // they are cleaned after the apply (tidyAlerting), off the alert's way.
 func (nt *Notifier) tracks(c *candidate) bool { return rolls(c) }
@@ -134,7 +134,7 @@ func shouldClean(f *checkstate.CheckFacts, now int64, stillContact bool) bool {
 		f.ScheduledMaintenance.Covers(now) || !f.Enabled || !stillContact
 }
 
-// rollupDecision is the pure outcome of reference §3.6 steps 1-3 for one medium.
+// rollupDecision is the pure outcome of docs/flapjack-1x.md 3.6 steps 1-3 for one medium.
 type rollupDecision struct {
 	kind                       string // "", schema.RollupProblem, schema.RollupRecovery
 	drop                       bool   // send nothing on this medium (throttled rollup)

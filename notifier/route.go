@@ -16,12 +16,12 @@ import (
 
 // TimeRestrictions tells whether a rule's time restrictions (the raw JSON of the rule's
 // time_restrictions field) are active at an instant, evaluated in a contact's location. Errors
-// describe restrictions that could not be read; they count as inactive (SPEC 4.9).
+// describe restrictions that could not be read; they count as inactive (docs/decisions.md D9).
 type TimeRestrictions interface {
 	Active(raw string, loc *time.Location, at time.Time) (bool, []error)
 }
 
-// routing is what a contact's rules say about one notification (reference §3.4 steps 1-7).
+// routing is what a contact's rules say about one notification (docs/flapjack-1x.md 3.4 steps 1-7).
 type routing struct {
 	media      []string // media chosen for the severity, sorted
 	blackholed bool
@@ -43,7 +43,7 @@ func newRouter(tr TimeRestrictions) *router {
 }
 
 // route decides the media for contact c. A contact without rules gets everything on all its
-// media for every severity (SPEC 4.6); with rules it gets exactly what they say.
+// media for every severity (docs/decisions.md D6); with rules it gets exactly what they say.
 func (r *router) route(c *roster.Contact, n *schema.Notification, entity string, now time.Time, loc *time.Location) routing {
 	var out routing
 	for _, err := range c.RuleErrors {
@@ -135,7 +135,7 @@ func isSpecific(r *roster.Rule) bool {
 
 // matches checks a rule's entity and tag criteria; every non-empty criterion must hold; why
 // names the first that does not. A pattern that does not compile makes the rule skip, reported
-// as a problem (SPEC 4.7).
+// as a problem (docs/decisions.md D7).
 func (r *router) matches(rule *roster.Rule, n *schema.Notification, entity string) (ok bool, why, problem string) {
 	if len(rule.Entities) > 0 && !contains(rule.Entities, entity) {
 		return false, "entity " + entity + " is not in its entities", ""

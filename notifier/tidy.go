@@ -14,7 +14,7 @@ import (
 
 // The alerting sets of media without rollup (contact_alerting_checks) decide nothing: only
 // rollup reads a set. They still say which checks alert each contact, so, as Flapjack does, a
-// set is cleaned whenever a problem adds to it (reference §3.6 step 2): members that are ok, in
+// set is cleaned whenever a problem adds to it (docs/flapjack-1x.md 3.6 step 2): members that are ok, in
 // maintenance, disabled or no longer the contact's leave it. Cleaning reads every member, which
 // for a contact with a hundred failing checks costs more than routing the problem itself, so it
 // is done after the batch's alerts are applied instead of on their way: once per set and batch,

@@ -1,4 +1,4 @@
-// Package queue owns reliable consumption of Redis lists (SPEC 4.10): items are claimed in
+// Package queue owns reliable consumption of Redis lists (docs/decisions.md D10): items are claimed in
 // batches by an atomic move into a per-instance processing list, stay there until the consumer
 // has written their effects (removing them in the same atomic step), and are moved back to their
 // queue by a live peer when the consumer's heartbeat record shows it dead. Every stage — executive,

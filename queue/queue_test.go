@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,13 +60,18 @@ func TestNextBlocksUntilAnItemArrives(t *testing.T) {
 	db := testredis.New(t)
 	k := schema.NewKeys("")
 	c := NewConsumer(db.Pool, k, eventsSpec(k), Identity{Host: "h", PID: 1})
+	pushed := make(chan struct{})
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		defer close(pushed)
+		if !blockedIn(db, "blmove") {
+			t.Error("Next never blocked in BLMOVE")
+		}
 		conn := db.Pool.Get()
 		defer conn.Close()
 		conn.Do("LPUSH", k.Events(), "late", "later")
 	}()
 	b, err := c.Next(context.Background(), 10, 3*time.Second)
+	<-pushed
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +92,12 @@ func TestNextOnAnUnnumberedQueueReturnsTheWakingItemAlone(t *testing.T) {
 	k := schema.NewKeys("")
 	spec := Spec{Stage: "notifier", Source: k.Notifications(), End: Left}
 	c := NewConsumer(db.Pool, k, spec, Identity{Host: "h", PID: 1})
+	pushed := make(chan struct{})
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		defer close(pushed)
+		if !blockedIn(db, "blmove") {
+			t.Error("Next never blocked in BLMOVE")
+		}
 		conn := db.Pool.Get()
 		defer conn.Close()
 		conn.Do("RPUSH", spec.Source, "n1", "n2", "n3")
@@ -96,6 +107,7 @@ func TestNextOnAnUnnumberedQueueReturnsTheWakingItemAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	rest, err := c.Next(context.Background(), 10, 3*time.Second)
+	<-pushed
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,4 +422,28 @@ func TestStageReRegistersFirstAfterAFailure(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// blockedIn waits up to 10s until a client of db's database is blocked in cmd (CLIENT LIST
+// shows it with flag b), so what the test pushes next arrives while the consumer waits.
+func blockedIn(db *testredis.DB, cmd string) bool {
+	conn := db.Pool.Get()
+	defer conn.Close()
+	want := []string{fmt.Sprintf("db=%d", db.Index), "cmd=" + cmd}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		list, err := redis.String(conn.Do("CLIENT", "LIST"))
+		if err != nil {
+			return false
+		}
+		for _, line := range strings.Split(list, "\n") {
+			fields := strings.Fields(line)
+			if slices.Contains(fields, want[0]) && slices.Contains(fields, want[1]) && slices.ContainsFunc(fields, func(f string) bool {
+				flags, ok := strings.CutPrefix(f, "flags=")
+				return ok && strings.Contains(flags, "b")
+			}) {
+				return true
+			}
+		}
+	}
+	return false
 }

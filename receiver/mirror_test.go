@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// archive1x archives events as Flapjack 1.x's processor does (reference §1.1): BRPOPLPUSH from
+// archive1x archives events as Flapjack 1.x's processor does (docs/flapjack-1x.md 1.1): BRPOPLPUSH from
 // its events list into events_archive:YYYYMMDDHH of the hour of processing (so the newest event
 // is at the head), the key added to known_events_archive_keys and given its expiry.
 func archive1x(t *testing.T, db *testredis.DB, at time.Time, evs ...string) {
@@ -163,12 +164,13 @@ func TestMirrorFollow(t *testing.T) {
 	old := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 	archive1x(t, src.db, old, ev1x("old-01", "PING", "critical", "before the mirror started", old))
 
+	source := &countingPool{Pool: src.db.Pool}
 	var stop func() MirrorReport
 	start := func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan MirrorReport, 1)
 		go func() {
-			rep, err := RunMirror(ctx, MirrorOptions{Source: src.db.Pool, SourceName: src.db.URL(), Dest: dst.db.Pool, Poll: 10 * time.Millisecond}, pub, zap.NewNop())
+			rep, err := RunMirror(ctx, MirrorOptions{Source: source, SourceName: src.db.URL(), Dest: dst.db.Pool, Poll: 10 * time.Millisecond}, pub, zap.NewNop())
 			if err != nil {
 				t.Errorf("RunMirror: %v", err)
 			}
@@ -212,7 +214,11 @@ func TestMirrorFollow(t *testing.T) {
 		})
 		dst.process(t, at)
 	}
-	time.Sleep(50 * time.Millisecond) // a few more polls: nothing may be queued again
+	// More polls: nothing may be queued again. The source connection taken next starts a pass
+	// begun after this point; a third one is taken only once that pass has queued whatever it
+	// found (each round above was queued the same way).
+	from := source.gets.Load()
+	waitFor(t, "a whole pass after the last round", 5*time.Second, func() bool { return source.gets.Load() >= from+3 })
 	rep := stop()
 	if n, _ := redis.Int(dst.db.Do(t, "LLEN", "events"), nil); n != 0 {
 		t.Fatalf("%d events queued again", n)
@@ -308,4 +314,16 @@ func TestMirrorAllOfOurExecutivesArchive(t *testing.T) {
 	if s, d := src.checkData(t), dst.checkData(t); !maps.Equal(s, d) {
 		t.Errorf("check data differ:\nsource %v\nhere   %v", s, d)
 	}
+}
+
+// countingPool counts the connections the mirror takes from the source: each pass takes one to
+// list the archives, and one more per chunk it reads.
+type countingPool struct {
+	*redis.Pool
+	gets atomic.Int64
+}
+
+func (p *countingPool) GetContext(ctx context.Context) (redis.Conn, error) {
+	p.gets.Add(1)
+	return p.Pool.GetContext(ctx)
 }

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Nagios perfdata markers (the first field of every line, reference §5.3).
+// Nagios perfdata markers (the first field of every line, docs/flapjack-1x.md 5.3).
 const (
 	serviceMarker = "[SERVICEPERFDATA]"
 	hostMarker    = "[HOSTPERFDATA]"
@@ -27,7 +27,7 @@ const (
 // host perfdata template writes it.
 const HostCheck = "HOST"
 
-// MaxLineBytes is the longest Nagios line accepted, newline excluded: the event limit of SPEC 4.2.
+// MaxLineBytes is the longest Nagios line accepted, newline excluded: the event limit of docs/decisions.md D2.
 const MaxLineBytes = schema.MaxEventBytes
 
 // DefaultFIFO is where the receiver expects Nagios' perfdata pipe: beside Debian's Nagios 4
@@ -75,7 +75,7 @@ func pipeLine(line string) (string, error) {
 		return "", rejectf("line is %d bytes, over the %d-byte limit", len(line), MaxLineBytes)
 	}
 	if !utf8.ValidString(line) {
-		// The executive refuses invalid UTF-8 (SPEC 4.2); the encoding would replace it silently.
+		// The executive refuses invalid UTF-8 (docs/decisions.md D2); the encoding would replace it silently.
 		return "", rejectf("line is not valid UTF-8")
 	}
 	if strings.TrimSpace(line) == "" {

@@ -28,7 +28,7 @@ import (
 // check.output up to a '|' and details = the rest; perfdata = the first line's text after '|'
 // (Nagios plugin output, as the Nagios receiver reads it), followed by one `name=value` for each
 // of Sensu Go's metrics.points; time = check.executed, or check.issued when executed is missing
-// or 0 (a time of 0 would look older than every earlier event and be ignored, SPEC 4.11); type =
+// or 0 (a time of 0 would look older than every earlier event and be ignored, docs/decisions.md D11); type =
 // service. Sensu Go keepalives arrive as the check "keepalive" and need nothing special.
 //
 // Tags, in this order without repeats: check.flapjack_tags (Sensu 1.x custom attribute, an

@@ -3,6 +3,7 @@ package receiver
 import (
 	"context"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,10 +14,11 @@ import (
 // a rejected one reported, and a connection left open does not hold up shutdown.
 func TestServeSensu(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	ln := &countingListener{Listener: inner}
 	enq := &memEnqueuer{}
 	var rej rejections
 	ctx, cancel := context.WithCancel(context.Background())
@@ -42,9 +44,10 @@ func TestServeSensu(t *testing.T) {
 	send(sensu1+"\n"+sensuGo+"\n"+`{"entity":{"metadata":{"name":"x"}},"check":{"metadata":{"name":"c"}}}`, true)
 	waitFor(t, "a connection's two events", 5*time.Second, func() bool { return enq.count() == len(sensuGoFixtures)+2 })
 	waitFor(t, "the rejection", 5*time.Second, func() bool { return len(rej.get()) == 1 })
+	accepted := ln.accepted.Load()
 	open := send(`{"entity":`, false)
 	defer open.Close()
-	time.Sleep(50 * time.Millisecond)
+	waitFor(t, "the open connection accepted", 5*time.Second, func() bool { return ln.accepted.Load() > accepted })
 	cancel()
 	select {
 	case err := <-done:
@@ -54,4 +57,18 @@ func TestServeSensu(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("ServeSensu did not return after cancellation with a connection open")
 	}
+}
+
+// countingListener counts the connections ServeSensu has accepted.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
 }

@@ -285,7 +285,18 @@ func TestSentinelFailover(t *testing.T) {
 		_, err := blocked.Do("BLMOVE", "empty", "elsewhere", "LEFT", "RIGHT", 0)
 		blockedErr <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// The master is killed once the consumer is blocked there (CLIENT LIST shows it).
+	probe := pool.Get()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		list, err := redis.String(probe.Do("CLIENT", "LIST"))
+		if err == nil && strings.Contains(list, "cmd=blmove") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the consumer never blocked in BLMOVE: %v", err)
+		}
+	}
+	probe.Close()
 
 	killed := time.Now()
 	set.KillMaster()

@@ -1,4 +1,4 @@
-// Package replay owns `flapjack replay` (SPEC 3.5): it carries a timeline of events and admin
+// Package replay owns `flapjack replay` (docs/decisions.md I5): it carries a timeline of events and admin
 // actions through the real executive and notifier, taking the clock from the input, so hours
 // of alerting behaviour take milliseconds and operators can prove their rules.
 package replay

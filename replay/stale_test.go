@@ -21,7 +21,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// TestStaleCheckTimeline (SPEC 4.19, examples/stale.jsonl): a check with ttl 300 that stops reporting turns unknown
+// TestStaleCheckTimeline (docs/decisions.md D19, examples/stale.jsonl): a check with ttl 300 that stops reporting turns unknown
 // at +300 s and alerts its contact, again every ttl while the silence lasts, and recovers with
 // its next ok; the delays apply to stale results as to any failure (the second check, with the
 // default 30 s initial_failure_delay, first alerts at its second stale result), a result

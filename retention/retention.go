@@ -1,4 +1,4 @@
-// Package retention owns bounded memory (SPEC 4.12): it trims each check's history — state
+// Package retention owns bounded memory (docs/decisions.md D12): it trims each check's history — state
 // changes, notification records, maintenance windows, actions — to an age and a count, walking
 // the all_checks index in pages and doing bounded work per script call, never KEYS; and it
 // forgets stopped escalation ladders once their policy's restart window has passed.
@@ -114,7 +114,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 }
 
 // forgetExpiredArchives removes from known_events_archive_keys the archive lists that have
-// expired (reference §1.1), so the index does not grow for ever.
+// expired (docs/flapjack-1x.md 1.1), so the index does not grow for ever.
 func (s *Sweeper) forgetExpiredArchives(conn redis.Conn) error {
 	known, err := redis.Strings(conn.Do("SMEMBERS", s.Keys.KnownEventsArchiveKeys()))
 	if err != nil || len(known) == 0 {

@@ -12,7 +12,7 @@ const (
 )
 
 // Alert is one message for one contact on one medium, pushed to `<medium>_notifications`
-// (reference §3.8). Third-party gateways read these field names: keep them.
+// (docs/flapjack-1x.md 3.8). Third-party gateways read these field names: keep them.
 type Alert struct {
 	Media            string                 `json:"media"`
 	Address          string                 `json:"address"`
@@ -68,7 +68,7 @@ var alertStates = map[string]bool{
 	StateTestNotifications: true, StateAcknowledgement: true,
 }
 
-// ParseAlert decodes and validates an alert as gateways must (reference §3.8).
+// ParseAlert decodes and validates an alert as gateways must (docs/flapjack-1x.md 3.8).
 func ParseAlert(raw []byte) (Alert, error) {
 	var a Alert
 	if err := json.Unmarshal(raw, &a); err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/text"
 )
 
-// MaxEventBytes is the largest event payload accepted (SPEC 4.2).
+// MaxEventBytes is the largest event payload accepted (docs/decisions.md D2).
 const MaxEventBytes = 64 * 1024
 
 // Event types.
@@ -32,7 +32,7 @@ const (
 	StateTestNotifications = "test_notifications"
 )
 
-// Event is a validated, normalised check result or action (reference §1.2).
+// Event is a validated, normalised check result or action (docs/flapjack-1x.md 1.2).
 type Event struct {
 	Entity   string // lower-cased
 	Check    string // case kept; may contain ':' and spaces
@@ -54,7 +54,7 @@ type Event struct {
 	AcknowledgementID   string
 
 	// TTL is how long, in seconds, the check may stay silent after this result before the
-	// executive records it stale (SPEC 4.19); 0 with HasTTL: no ttl, whatever the defaults say.
+	// executive records it stale (docs/decisions.md D19); 0 with HasTTL: no ttl, whatever the defaults say.
 	TTL    int64
 	HasTTL bool
 	// Stale marks a result flapjack recorded itself because the check went silent: it is not
@@ -268,7 +268,7 @@ func (r *reasons) fail(format string, args ...any) {
 
 func (r *reasons) failed() bool { return r.broken > 0 }
 
-// validate applies the event rules (reference §1.2) to the members read, reporting each broken
+// validate applies the event rules (docs/flapjack-1x.md 1.2) to the members read, reporting each broken
 // rule to r, and returns the normalised event (the zero Event when a rule broke): required
 // members are non-blank strings and nothing unknown is present (checked first, alone); type and
 // state are lower-cased and must pair; entity is trimmed and lower-cased and holds no ':';
@@ -385,7 +385,7 @@ func (m *eventMembers) optionalText(i int, r *reasons) string {
 	return ""
 }
 
-// optionalInt accepts a JSON integer or a string of digits (reference §1.2).
+// optionalInt accepts a JSON integer or a string of digits (docs/flapjack-1x.md 1.2).
 func (m *eventMembers) optionalInt(i int, r *reasons) (int64, bool) {
 	v := &m.v[i]
 	switch v.kind {

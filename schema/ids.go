@@ -8,7 +8,7 @@ import (
 )
 
 // AckHash is a check's acknowledgement hash: the first 8 hex characters of the SHA-1 of its id
-// (reference §2.7), used in notifications and by the Jabber ACKID command.
+// (docs/flapjack-1x.md 2.7), used in notifications and by the Jabber ACKID command.
 func AckHash(id string) string {
 	sum := sha1.Sum([]byte(id))
 	return hex.EncodeToString(sum[:4])
@@ -30,7 +30,7 @@ func NewEntityID(name string) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
 
-// TagSet is the tag set an event carries for rule matching (reference §1.5), in order and
+// TagSet is the tag set an event carries for rule matching (docs/flapjack-1x.md 1.5), in order and
 // without repeats: the event's own tags, the check's tags, the entity name split at the first
 // dot, and the check name split on spaces (both lower-cased).
 func TagSet(ev *Event, checkTags []string) []string {

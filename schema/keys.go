@@ -46,8 +46,15 @@ func hourBucket(t time.Time) string { return t.UTC().Format("2006010215") }
 
 // ---- queues ----
 
-// Events is the list producers LPUSH events onto.
-func (k Keys) Events() string { return k.key("events") }
+// DefaultEventsQueue is the name of the events list when executive.queue does not name another.
+const DefaultEventsQueue = "events"
+
+// DefaultMediumQueue is a medium's list unless notifier.<medium>_queue names another.
+func DefaultMediumQueue(medium string) string { return medium + "_notifications" }
+
+// Events is the default events list (DefaultEventsQueue). Code that reads or writes the list
+// the executive actually takes events from uses Queue(executive.queue) instead.
+func (k Keys) Events() string { return k.key(DefaultEventsQueue) }
 
 // Notifications is the list the executive pushes notifications onto.
 func (k Keys) Notifications() string { return k.key("notifications") }
@@ -55,7 +62,7 @@ func (k Keys) Notifications() string { return k.key("notifications") }
 // Queue is an arbitrary configured queue name (e.g. notifier.jabber_queue) under the prefix.
 func (k Keys) Queue(name string) string { return k.key(name) }
 
-// FailedQueue is where a gateway dead-letters alerts it could not deliver (SPEC 4.13).
+// FailedQueue is where a gateway dead-letters alerts it could not deliver (docs/decisions.md D13).
 func (k Keys) FailedQueue(queue string) string { return k.key(queue + "_failed") }
 
 // EventsArchive is the hourly archive list of processed events.
@@ -324,7 +331,7 @@ func (k Keys) PagerdutyAcksQueued() string { return k.key("pagerduty_acks_queued
 
 // ContactAlertState is the notifier's own per-contact hash (added by us): "revision" guards
 // concurrent notifiers, and the unix time at which each suppression ends — fields
-// DropField(...) and RollupDropField(...) — lets decisions follow the injected clock (SPEC 4.1)
+// DropField(...) and RollupDropField(...) — lets decisions follow the injected clock (docs/decisions.md D1)
 // while the documented drop_alerts_for_contact:... keys are still written for other tools.
 func (k Keys) ContactAlertState(contactID string) string {
 	return k.key("contact_alert_state", contactID)
@@ -361,7 +368,7 @@ func ParseRollupDropField(field string) (string, bool) {
 // RetentionLock lets one retention sweep run at a time across processes (added by us).
 func (k Keys) RetentionLock() string { return k.key("retention_lock") }
 
-// ---- staleness (SPEC 4.19, added by us) ----
+// ---- staleness (docs/decisions.md D19, added by us) ----
 
 // StaleDeadlines is the sorted set of checks with a ttl: member ENTITY:CHECK, score the unix
 // time at which the check is stale unless a result arrives first.

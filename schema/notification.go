@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Notification types (reference §1.4).
+// Notification types (docs/flapjack-1x.md 1.4).
 const (
 	NotificationProblem         = "problem"
 	NotificationRecovery        = "recovery"
@@ -21,7 +21,7 @@ const (
 	SeverityCritical = "critical"
 )
 
-// Notification is what the executive pushes to `notifications` (reference §3.1). Absent values
+// Notification is what the executive pushes to `notifications` (docs/flapjack-1x.md 3.1). Absent values
 // encode as JSON null, as Flapjack 1.x does. Perfdata is our addition (gateways may show it).
 type Notification struct {
 	EventID       string   `json:"event_id"`

@@ -12,7 +12,7 @@ type PerfdataItem struct {
 }
 
 // ParsePerfdata splits Nagios perfdata as Flapjack 1.x stores it in check:ID "perfdata"
-// (reference §2.3): items separated by spaces, key and value split at '=', the value cut at the
+// (docs/flapjack-1x.md 2.3): items separated by spaces, key and value split at '=', the value cut at the
 // first ';' (`time=0.48s;;;0` -> {time, 0.48s}). Items without '=' are skipped.
 func ParsePerfdata(s string) []PerfdataItem {
 	var items []PerfdataItem

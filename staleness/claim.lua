@@ -1,4 +1,4 @@
--- Claims the checks whose ttl ran out (SPEC 4.19). Each due check is moved one ttl on in the
+-- Claims the checks whose ttl ran out (docs/decisions.md D19). Each due check is moved one ttl on in the
 -- same step, so when several executives tick at once exactly one of them claims each silence
 -- period; the caller then queues one stale result per claimed check. Bounded: at most limit
 -- checks per call, found through the sorted set (never a scan of all checks).

@@ -1,4 +1,4 @@
-// Package staleness owns results that stop arriving (SPEC 4.19): which ttl a check's result
+// Package staleness owns results that stop arriving (docs/decisions.md D19): which ttl a check's result
 // sets (the event's own `ttl`, else executive.ttl_by_check, else executive.default_ttl), and the
 // tick that finds checks whose ttl ran out — through the sorted set stale_deadlines, never a
 // scan of all checks — and queues one `unknown` result per silence period for the executive,

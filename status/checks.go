@@ -103,7 +103,7 @@ type CheckRow struct {
 	// Acknowledged: unscheduled maintenance covers now. InMaintenance: scheduled maintenance does.
 	Acknowledged  bool `json:"acknowledged"`
 	InMaintenance bool `json:"in_maintenance"`
-	// Stale: the check's ttl ran out with no result since (SPEC 4.19); StaleTTL is that ttl.
+	// Stale: the check's ttl ran out with no result since (docs/decisions.md D19); StaleTTL is that ttl.
 	Stale    bool  `json:"stale,omitempty"`
 	StaleTTL int64 `json:"stale_ttl,omitempty"`
 }

@@ -24,7 +24,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// executiveStage is the stage whose instances keep live event counters (reference §2.1).
+// executiveStage is the stage whose instances keep live event counters (docs/flapjack-1x.md 2.1).
 const executiveStage = "executive"
 
 // Instance is one running (or dead) stage instance.

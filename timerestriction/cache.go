@@ -63,7 +63,7 @@ func (c *Cache) ParseList(raw string, loc *time.Location) ([]*Restriction, []err
 }
 
 // Active tells whether a rule with this time_restrictions value is active at t in loc, with
-// the errors of the restrictions that could not be read (those count as inactive, SPEC 4.9).
+// the errors of the restrictions that could not be read (those count as inactive, docs/decisions.md D9).
 // It has the shape of the notifier's TimeRestrictions interface.
 func (c *Cache) Active(raw string, loc *time.Location, t time.Time) (bool, []error) {
 	rs, errs := c.ParseList(raw, loc)

@@ -5,7 +5,7 @@
 //
 // # Formats
 //
-// One restriction is a JSON object. Two ways to give the recurrence are accepted (SPEC 4.9):
+// One restriction is a JSON object. Two ways to give the recurrence are accepted (docs/decisions.md D9):
 //
 //   - Flapjack 1.x / ice_cube hashes: "start_time" and "end_time" (or "start_date"/"end_date",
 //     used only when the *_time key is absent), "rrules" (a list of ice_cube rule hashes),

@@ -135,7 +135,7 @@ func TestShortcutsMatchNaiveEvaluation(t *testing.T) {
 		{"weekdays 8-18 Sydney", "Australia/Sydney", weekdays818, "2013-01-25 00:00:00", "2020-01-01 00:00:00"},
 		{"nightly 22-06", "America/New_York", `{"start_time": "2013-03-01 22:00:00", "end_time": "2013-03-02 06:00:00",
 			"rrules": [{"rule_type": "Daily"}]}`, "2013-02-25 00:00:00", "2019-01-01 00:00:00"},
-		{"SPEC example with EXDATE", "America/New_York", `{"start_time": "2013-02-01 09:00:00", "end_time": "2013-02-01 17:00:00",
+		{"docs/decisions.md D9 example with EXDATE", "America/New_York", `{"start_time": "2013-02-01 09:00:00", "end_time": "2013-02-01 17:00:00",
 			"rrule": "RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR\nEXDATE:20131225T090000,20141225T090000"}`, "2013-01-01 00:00:00", "2016-01-01 00:00:00"},
 		{"EXRULE and two RRULEs", "Europe/London", `{"start_time": "2013-02-01 09:00:00", "end_time": "2013-02-01 12:00:00",
 			"rrule": "RRULE:FREQ=DAILY;INTERVAL=3\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=TU;BYHOUR=9,15\nEXRULE:FREQ=MONTHLY;BYMONTHDAY=1,2,3,4,5,6,7"}`,

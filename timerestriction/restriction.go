@@ -358,7 +358,7 @@ func AnyActive(rs []*Restriction, t time.Time) bool {
 }
 
 // ListActive is AnyActive for a ParseList result. A restriction that failed to parse counts as
-// inactive (SPEC 4.9), so a rule whose restrictions all failed is inactive, not unrestricted.
+// inactive (docs/decisions.md D9), so a rule whose restrictions all failed is inactive, not unrestricted.
 func ListActive(rs []*Restriction, errs []error, t time.Time) bool {
 	if len(rs) == 0 {
 		return len(errs) == 0

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// weekdays818 is the reference's canonical restriction: Mon-Fri 08:00-18:00.
+// weekdays818 is Flapjack's canonical restriction (docs/flapjack-1x.md 3.5): Mon-Fri 08:00-18:00.
 const weekdays818 = `{"start_time": "2013-02-01 08:00:00", "end_time": "2013-02-01 18:00:00",
 	"rrules": [{"rule_type": "Weekly", "interval": 1, "week_start": 0,
 		"validations": {"day": [1, 2, 3, 4, 5]}}],
@@ -324,7 +324,7 @@ func TestActive(t *testing.T) {
 			checks: []check{{"2013-02-04 08:30:00", true}, {"2013-02-04 09:30:00", false}},
 		},
 		{
-			name: "RFC 5545 with EXDATE (SPEC example)",
+			name: "RFC 5545 with EXDATE (docs/decisions.md D9 example)",
 			zone: "America/New_York",
 			raw: `{"start_time": "2013-02-01 09:00:00", "end_time": "2013-02-01 17:00:00",
 				"rrule": "RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR\nEXDATE:20131225T090000"}`,

@@ -35,7 +35,7 @@ func (s *server) summary(w http.ResponseWriter, r *http.Request) error {
 	now := s.clk.Now()
 	var d summaryData
 	err := s.withConn(r, func(conn redis.Conn) error {
-		m, err := views.ReadStoreMetrics(conn, s.o.Keys, now)
+		m, err := views.ReadStoreMetrics(conn, s.o.Keys, s.o.Events.Key(), now)
 		if err != nil {
 			return err
 		}
@@ -437,7 +437,7 @@ func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
 	return s.page(w, r, "contact", "contacts", "Contact "+d.FirstName+" "+d.LastName, false, d)
 }
 
-// selfStats is what /self_stats and /self_stats.json show (reference B.1).
+// selfStats is what /self_stats and /self_stats.json show (docs/flapjack-1x.md B.1).
 type selfStats struct {
 	EventsQueued       int64                       `json:"events_queued"`
 	AllEntities        int64                       `json:"all_entities"`
@@ -469,7 +469,7 @@ func (s *server) readSelfStats(r *http.Request) (selfStats, error) {
 	now := s.clk.Now()
 	var st selfStats
 	err := s.withConn(r, func(conn redis.Conn) error {
-		m, err := views.ReadStoreMetrics(conn, s.o.Keys, now)
+		m, err := views.ReadStoreMetrics(conn, s.o.Keys, s.o.Events.Key(), now)
 		if err != nil {
 			return err
 		}

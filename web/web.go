@@ -1,4 +1,4 @@
-// Package web is flapjack's web UI on Flapjack 1.6's paths (reference part B): server-rendered
+// Package web is flapjack's web UI on Flapjack 1.6's paths (docs/flapjack-1x.md B): server-rendered
 // pages of checks, entities, contacts and self stats, and forms that acknowledge a check, end
 // an acknowledgement, schedule or delete maintenance and decommission a check. Pages read Redis
 // only through packages status and model; actions go through events.Publisher (an

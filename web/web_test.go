@@ -556,3 +556,16 @@ func TestSharedCSRFKeyAcrossProcesses(t *testing.T) {
 		}
 	}
 }
+
+// events_queued counts the list executive.queue names, not the default "events" list.
+func TestSelfStatsCountConfiguredEventsQueue(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	o := f.opts
+	o.Events = events.NewPublisher(f.db.Pool, f.keys, "custom_events")
+	f.srv = f.serve(t, o)
+	f.db.Do(t, "LPUSH", f.keys.Queue("custom_events"), "{}", "{}", "{}")
+	f.db.Do(t, "LPUSH", f.keys.Events(), "{}")
+	page := f.client(t, true).get("/self_stats.json")
+	contains(t, page, "/self_stats.json", `"events_queued":3`)
+}

@@ -557,7 +557,7 @@ func (b *bench) latencyRuns() error {
 }
 
 // latencyCase names a latency run's failures. Each failure's alert makes the notifier clean the
-// probe contact's alerting set, reading every member (reference §3.6), so the failing checks
+// probe contact's alerting set, reading every member (docs/flapjack-1x.md 3.6), so the failing checks
 // alerting one contact at once set the cost of each alert.
 func latencyCase(piling bool) string {
 	if piling {

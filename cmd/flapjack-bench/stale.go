@@ -11,7 +11,7 @@ import (
 	"github.com/flapjackgo/flapjack/staleness"
 )
 
-// staleTicks: the staleness deadline work per tick (SPEC 4.19). 10,000 checks get a ttl from
+// staleTicks: the staleness deadline work per tick (docs/decisions.md D19). 10,000 checks get a ttl from
 // 1 to 10 minutes through a real executive; then a tick runs for every second of the next ten
 // minutes on a simulated clock (a check falls due once per ttl), then one tick with
 // every check due at once. A tick's cost follows the checks that fall due, not the checks

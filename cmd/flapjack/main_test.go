@@ -154,8 +154,8 @@ func TestStatusReportsAKilledInstanceAsStale(t *testing.T) {
 		t.Fatalf("live status: code %d %v %s", code, err, out)
 	}
 	x.Kill()
-	time.Sleep(3500 * time.Millisecond)
-	out, _, code = flapjack(t, env, "", "status", "--json")
+	// The record goes stale once its heartbeat is missed (a few seconds with a 1s beat): ask
+	// until status says so.
 	var dead struct {
 		Healthy   bool     `json:"healthy"`
 		Problems  []string `json:"problems"`
@@ -163,8 +163,14 @@ func TestStatusReportsAKilledInstanceAsStale(t *testing.T) {
 			Stale bool `json:"stale"`
 		} `json:"instances"`
 	}
-	if err := json.Unmarshal([]byte(out), &dead); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _, code = flapjack(t, env, "", "status", "--json")
+		if err := json.Unmarshal([]byte(out), &dead); err != nil {
+			t.Fatal(err)
+		}
+		if len(dead.Instances) == 1 && dead.Instances[0].Stale || time.Now().After(deadline) {
+			break
+		}
 	}
 	if code != 1 || dead.Healthy || len(dead.Instances) != 1 || !dead.Instances[0].Stale || len(dead.Problems) == 0 {
 		t.Fatalf("after SIGKILL: code %d %s", code, out)

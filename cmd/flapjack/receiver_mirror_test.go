@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,21 @@ func TestReceiverMirror(t *testing.T) {
 	p = follow()
 	archiveAs1x(t, src, at, ev("web-04", "f"))
 	waitQueued(t, dst, []string{"web-02:HTTP", "web-03:HTTP", "web-04:HTTP"}, 5*time.Second)
-	time.Sleep(1500 * time.Millisecond) // more polls: nothing is queued twice
+	// More polls: nothing is queued twice. Each pass starts by listing the source's archives
+	// (SMEMBERS on the source's own server); the second listing from now starts only after a
+	// whole pass begun after this point has queued whatever it found.
+	passes := func() int {
+		info, _ := redis.String(src.Do(t, "INFO", "commandstats"), nil)
+		_, rest, _ := strings.Cut(info, "cmdstat_smembers:calls=")
+		n, _ := strconv.Atoi(rest[:strings.IndexAny(rest+",", ",")])
+		return n
+	}
+	from := passes()
+	for deadline := time.Now().Add(10 * time.Second); passes() < from+2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the mirror made no two passes within 10s")
+		}
+	}
 	waitQueued(t, dst, []string{"web-02:HTTP", "web-03:HTTP", "web-04:HTTP"}, time.Second)
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("exit %d\n%s", code, p.Text(true))

@@ -142,17 +142,11 @@ func (rt *runtime) notifierConfig() (notifier.Config, error) {
 	cfg.DefaultInterval = v.Duration("notifier.default_interval")
 	cfg.BatchSize = v.Int("notifier.batch_size")
 	cfg.ExplainEntries = max(v.Int("executive.explain_entries"), 0)
-	zone := v.String("notifier.default_contact_timezone")
-	if zone == "" {
-		zone = os.Getenv("TZ")
+	loc, err := v.DefaultContactTimezone()
+	if err != nil {
+		return cfg, settingsError(err)
 	}
-	if zone != "" {
-		loc, err := time.LoadLocation(zone)
-		if err != nil {
-			return cfg, settingsError(v.Invalid("notifier.default_contact_timezone", "unknown timezone %q", zone))
-		}
-		cfg.DefaultTimezone = loc
-	}
+	cfg.DefaultTimezone = loc
 	return cfg, nil
 }
 

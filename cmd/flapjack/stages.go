@@ -121,7 +121,7 @@ func servesHTTP(stages []lifecycle.Stage) bool {
 // API (a metrics-only listener of a single stage has neither).
 func (p *process) httpOptions(addr string, withEvents bool) api.Options {
 	return api.Options{Addr: addr, Token: p.values.String("http.token"), MaxBody: int64(p.values.Int("http.max_body_bytes")),
-		Pool: p.pool, Keys: p.keys, Events: p.publisher(), Gatherer: p.reg, Ready: p.tracker.Ready,
+		Pool: p.pool, Keys: p.keys, Events: p.publisher(), Gatherer: p.reg, Ready: p.tracker.Ready, Clock: p.clock,
 		Log: p.log.With(zap.String("stage", httpStage)), EventsEnabled: withEvents,
 		JSONAPI: withEvents, ReadToken: p.values.String("http.read_token"),
 		CORSOrigins: p.values.List("http.cors_origins"), BaseURL: p.values.String("http.base_url"),
@@ -222,7 +222,7 @@ func stageSwitches() []string {
 	return out
 }
 
-// retentionStages trim history continuously (SPEC 4.12) unless retention.enabled is off.
+// retentionStages trim history continuously (docs/decisions.md D12) unless retention.enabled is off.
 func retentionStages(p *process) ([]lifecycle.Stage, error) {
 	if !p.values.Bool("retention.enabled") {
 		return nil, nil
@@ -265,7 +265,7 @@ func notifierStages(p *process) ([]lifecycle.Stage, error) {
 	return []lifecycle.Stage{{Name: notifier.Stage, Run: func(ctx context.Context) error { return n.Run(ctx, false) }}}, nil
 }
 
-// retentionStage trims history continuously (SPEC 4.12).
+// retentionStage trims history continuously (docs/decisions.md D12).
 func retentionStage(p *process) lifecycle.Stage {
 	s := &retention.Sweeper{Pool: p.pool, Keys: p.keys, Clock: p.clock, Log: p.log.With(zap.String("stage", "retention")),
 		Policy: retention.Policy{MaxAge: p.values.Duration("retention.max_age"), MaxEntries: p.values.Int("retention.max_entries")}}

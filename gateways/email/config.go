@@ -1,4 +1,4 @@
-// Package email is the email medium (reference §4.3, SPEC 4.13): Sender delivers the alerts of
+// Package email is the email medium (docs/flapjack-1x.md 4.3, docs/decisions.md D13): Sender delivers the alerts of
 // `email_notifications` over SMTP, one connection per alert, behind the shared queue runner of
 // package gateways, which does the retries and dead-lettering; Sender only delivers and
 // classifies failures. A reply of 4xx and a connection that fails are temporary (retried), a

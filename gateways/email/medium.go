@@ -1,9 +1,6 @@
 package email
 
 import (
-	"os"
-	"time"
-
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/lifecycle"
@@ -35,7 +32,7 @@ func stages(env gateways.Env) ([]lifecycle.Stage, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	zone, err := defaultZone(env.Values)
+	zone, err := env.Values.DefaultContactTimezone()
 	if err != nil {
 		return nil, err
 	}
@@ -63,21 +60,4 @@ func configFrom(v *config.Values) Config {
 		InsecureSkipVerify: v.Bool("gateways.email.smtp_config.insecure_skip_verify"),
 		Timeout:            v.Duration("gateways.email.timeout"),
 	}
-}
-
-// defaultZone is the timezone of contacts without one, as the notifier reads it:
-// notifier.default_contact_timezone, else TZ, else UTC.
-func defaultZone(v *config.Values) (*time.Location, error) {
-	name := v.String("notifier.default_contact_timezone")
-	if name == "" {
-		name = os.Getenv("TZ")
-	}
-	if name == "" {
-		return time.UTC, nil
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, v.Invalid("notifier.default_contact_timezone", "unknown timezone %q", name)
-	}
-	return loc, nil
 }

@@ -24,7 +24,7 @@ var Templates = []string{
 	gateways.TemplateRollupSubject, gateways.TemplateRollupText, gateways.TemplateRollupHTML,
 }
 
-// The built-in bodies (reference §4.3), executed on a view: the alert's Message plus the rows
+// The built-in bodies (docs/flapjack-1x.md 4.3), executed on a view: the alert's Message plus the rows
 // and sentences they need. Operators' templates see gateways.Message, as every medium's do.
 //
 //go:embed templates
@@ -74,7 +74,7 @@ func (r renderer) render(a schema.Alert, loc *time.Location) content {
 	}
 }
 
-// Subject is the built-in subject (reference §4.3):
+// Subject is the built-in subject (docs/flapjack-1x.md 4.3):
 //
 //	Problem: 'HTTP' on web-01 is Critical
 //	Acknowledgement: 'HTTP' on web-01

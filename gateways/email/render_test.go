@@ -63,7 +63,7 @@ func TestBuiltInSubjects(t *testing.T) {
 	}
 }
 
-// TestBuiltInAlertText pins the text body of reference §4.3: greeting, rows (Time in the
+// TestBuiltInAlertText pins the text body of docs/flapjack-1x.md 4.3: greeting, rows (Time in the
 // contact's zone, Duration past 40 s, previous state and summary), the ACK hint, sign-off.
 func TestBuiltInAlertText(t *testing.T) {
 	got := (renderer{}).render(problem(), berlin).Text

@@ -190,10 +190,13 @@ func TestReconnect(t *testing.T) {
 		t.Errorf("connected gauge = %v during the outage", got)
 	}
 	e.queueAlert(problemAlert(e.alice, "app-01.example.com", "HTTP", "during the outage"))
-	// Retries with this runner's backoff would dead-letter the alert within a second. It waits
-	// in the queue, or claimed in the gateway's processing list when the runner was already
-	// waiting for the queue as the connection dropped (Send then waits for the reconnect).
-	time.Sleep(1500 * time.Millisecond)
+	// Retries with this runner's backoff (6 attempts, 20-50ms apart) would dead-letter the alert
+	// within 300ms. It waits in the queue, or claimed in the gateway's processing list when the
+	// runner was already waiting for the queue as the connection dropped (Send then waits for
+	// the reconnect). The outage lasts three more failed reconnects (100+200+400ms of backoff).
+	failedDials := func() int { return e.logs.FilterMessage("cannot connect to the XMPP server").Len() }
+	dialed := failedDials()
+	waitUntil(t, "three reconnects failing during the outage", func() bool { return failedDials() >= dialed+3 })
 	processing := e.keys.Processing(gateways.Stage(Medium), queue.LocalIdentity().ID())
 	if n := e.llen(e.keys.Queue("jabber_notifications")) + e.llen(processing); n != 1 {
 		t.Errorf("queue and processing list hold %d alerts during the outage, want 1", n)

@@ -10,7 +10,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/humantime"
 )
 
-// Command is one parsed bot command (reference §4.1). ParseCommand returns one of the types
+// Command is one parsed bot command (docs/flapjack-1x.md 4.1). ParseCommand returns one of the types
 // below; Unknown and Invalid carry what to answer.
 type Command interface{ command() }
 
@@ -149,7 +149,7 @@ var (
 )
 
 // ParseCommand reads a command text (already extracted from the message and HTML-stripped).
-// Keywords are case-insensitive; entity names are lower-cased (SPEC 4.14); check names keep
+// Keywords are case-insensitive; entity names are lower-cased (docs/decisions.md D14); check names keep
 // their case; regexes are Go RE2 and are checked here.
 func ParseCommand(text string) Command {
 	text = strings.TrimSpace(text)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	xmpp "github.com/xmppo/go-xmpp"
 	"go.uber.org/zap"
@@ -68,29 +67,8 @@ func (c *Client) login() Login {
 
 // serve runs one logged-in session until the connection fails or ctx ends.
 func (c *Client) serve(ctx context.Context, client *xmpp.Client) error {
-	s := &session{client: client, domain: c.domain, done: make(chan struct{}),
-		pending: map[string]chan struct{}{}, occupants: map[string]map[string]string{}}
-	incoming := make(chan any, 64)
-	recvErr := make(chan error, 1)
-	recvDone := make(chan struct{})
-	go func() {
-		defer close(recvDone)
-		for {
-			st, err := client.Recv()
-			if err != nil {
-				recvErr <- err
-				return
-			}
-			if iq, ok := st.(xmpp.IQ); ok && s.confirm(iq.ID) {
-				continue
-			}
-			select {
-			case incoming <- st:
-			case <-s.done:
-				return
-			}
-		}
-	}()
+	s := &session{domain: c.domain, pending: map[string]chan struct{}{}, occupants: map[string]map[string]string{}}
+	s.Stream = StartStream(client, errSessionEnded, s.consumed)
 
 	c.mu.Lock()
 	c.sessions++
@@ -99,40 +77,19 @@ func (c *Client) serve(ctx context.Context, client *xmpp.Client) error {
 	c.log.Info("connected to the XMPP server", zap.String("server", c.cfg.host()), zap.String("jid", c.account+"/"+c.resource),
 		zap.String("tls", c.cfg.TLS), zap.Bool("encrypted", client.IsEncrypted()), zap.Strings("rooms", c.cfg.Rooms))
 	if err := c.joinRooms(s, first); err != nil {
-		c.closeSession(s, recvDone)
+		c.closeSession(s)
 		return fmt.Errorf("join rooms: %w", err)
 	}
 	c.setConnected(s)
-	defer c.closeSession(s, recvDone)
-
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-recvErr:
-			return err
-		case st := <-incoming:
-			c.handle(ctx, s, st)
-		}
-	}
+	defer c.closeSession(s)
+	return s.Serve(ctx, func(st any) { c.handle(ctx, s, st) })
 }
 
-// closeSession ends a session: senders waiting on it fail (retryably), the server is asked to
-// close the stream so the reader's Recv fails, and once the reader has stopped the client is
-// closed. go-xmpp's Close must not run while Recv does; when the server does not answer within
-// a few seconds the reader is left to the keepalive, which closes the connection.
-func (c *Client) closeSession(s *session, recvDone <-chan struct{}) {
+// closeSession ends a session: senders waiting on it fail (retryably), and the stream is
+// closed (Stream.Close).
+func (c *Client) closeSession(s *session) {
 	c.setDisconnected(s)
-	s.end()
-	s.writeMu.Lock()
-	_, _ = s.client.SendOrg("</stream:stream>")
-	s.writeMu.Unlock()
-	select {
-	case <-recvDone:
-		go s.client.Close()
-	case <-time.After(3 * time.Second):
-		c.log.Warn("the XMPP server did not close the stream; leaving the connection to the keepalive")
-	}
+	s.Close(c.log)
 }
 
 func (c *Client) joinRooms(s *session, first bool) error {
@@ -145,7 +102,7 @@ func (c *Client) joinRooms(s *session, first bool) error {
 			c.clock.Now().Format("2006-01-02 15:04:05 MST"), c.cfg.Alias)
 	}
 	for _, room := range c.cfg.Rooms {
-		err := s.write(func(x *xmpp.Client) error {
+		err := s.Write(func(x *xmpp.Client) error {
 			// Zero history: no transcript replay, so old commands are never re-run.
 			if _, err := x.JoinMUC(room, c.cfg.Alias, xmpp.StanzaHistory, 0, nil); err != nil {
 				return err

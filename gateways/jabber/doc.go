@@ -1,4 +1,4 @@
-// Package jabber is the Jabber (XMPP) medium (reference §4.1): a bot that delivers alerts from
+// Package jabber is the Jabber (XMPP) medium (docs/flapjack-1x.md 4.1): a bot that delivers alerts from
 // `jabber_notifications` to people (chat) and rooms (groupchat), and takes commands — ACKID
 // and bulk acknowledgements, scheduled maintenance, test notifications, status queries — from
 // them.

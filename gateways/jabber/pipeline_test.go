@@ -9,7 +9,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/executive"
-	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
@@ -65,7 +64,7 @@ func (p *pipeline) lastNotification() schema.Notification {
 }
 
 // contact seeds a contact interested in every check with jid as its jabber address, and no
-// rules (so it gets everything, SPEC 4.6).
+// rules (so it gets everything, docs/decisions.md D6).
 func (p *pipeline) contact(id, jid string) {
 	p.t.Helper()
 	k := p.e.keys
@@ -91,6 +90,6 @@ func (p *pipeline) routeNotifications() {
 // notifierConfig queues the jabber medium on its default list.
 func notifierConfig() notifier.Config {
 	cfg := notifier.DefaultConfig()
-	cfg.MediaQueues = map[string]string{Medium: gateways.DefaultQueue(Medium)}
+	cfg.MediaQueues = map[string]string{Medium: schema.DefaultMediumQueue(Medium)}
 	return cfg
 }

@@ -5,7 +5,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Text is the message the bot sends for an alert (reference §4.1):
+// Text is the message the bot sends for an alert (docs/flapjack-1x.md 4.1):
 //
 //	Problem: flapjack: ACKID 8f4a2b1c, "HTTP" on app-01 is Critical, HTTP 500
 //	Recovery: "HTTP" on app-01 is OK, HTTP 200

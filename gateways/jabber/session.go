@@ -16,11 +16,8 @@ import (
 
 // session is one logged-in connection.
 type session struct {
-	client  *xmpp.Client
-	domain  string
-	writeMu sync.Mutex // serialises our writes (go-xmpp writes each stanza with one Write)
-	done    chan struct{}
-	endOnce sync.Once
+	*Stream
+	domain string
 
 	mu      sync.Mutex
 	pending map[string]chan struct{} // ping id -> closed when answered
@@ -32,20 +29,6 @@ type session struct {
 }
 
 var errSessionEnded = errors.New("XMPP connection lost")
-
-func (s *session) end() { s.endOnce.Do(func() { close(s.done) }) }
-
-// write runs fn with the write lock, unless the session has ended.
-func (s *session) write(fn func(*xmpp.Client) error) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	select {
-	case <-s.done:
-		return errSessionEnded
-	default:
-	}
-	return fn(s.client)
-}
 
 // sendConfirmed sends msg followed by a ping to the server and waits for the answer: the server
 // handles a client's stanzas in order, so the answer proves it took the message.
@@ -62,7 +45,7 @@ func (s *session) sendConfirmed(ctx context.Context, msg xmpp.Chat, timeout time
 	}()
 	var to strings.Builder
 	_ = xml.EscapeText(&to, []byte(s.domain))
-	err := s.write(func(c *xmpp.Client) error {
+	err := s.Write(func(c *xmpp.Client) error {
 		if _, err := c.Send(msg); err != nil {
 			return err
 		}
@@ -77,13 +60,19 @@ func (s *session) sendConfirmed(ctx context.Context, msg xmpp.Chat, timeout time
 	select {
 	case <-answered:
 		return nil
-	case <-s.done:
+	case <-s.Done():
 		return fmt.Errorf("%w before the server confirmed the message", errSessionEnded)
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-timer.C:
 		return fmt.Errorf("the server did not confirm the message within %s", timeout)
 	}
+}
+
+// consumed takes the answers to our pings off the stream (the reader calls it).
+func (s *session) consumed(st any) bool {
+	iq, ok := st.(xmpp.IQ)
+	return ok && s.confirm(iq.ID)
 }
 
 // confirm marks a ping answered; false when id is not one of ours.
@@ -99,7 +88,7 @@ func (s *session) confirm(id string) bool {
 }
 
 func (s *session) reply(log *zap.Logger, to, typ, text string) {
-	err := s.write(func(c *xmpp.Client) error {
+	err := s.Write(func(c *xmpp.Client) error {
 		_, err := c.Send(xmpp.Chat{Remote: to, Type: typ, Text: text})
 		return err
 	})

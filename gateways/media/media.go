@@ -22,6 +22,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/sns"
 	"github.com/flapjackgo/flapjack/gateways/twilio"
 	"github.com/flapjackgo/flapjack/gateways/webhook"
+	"github.com/flapjackgo/flapjack/schema"
 )
 
 // All lists the media in the order they are documented, and the gateways that take no alerts
@@ -75,7 +76,7 @@ func DefaultQueues() map[string]string {
 	out := make(map[string]string, len(All))
 	for _, m := range All {
 		if !m.Unqueued {
-			out[m.Name] = gateways.DefaultQueue(m.Name)
+			out[m.Name] = schema.DefaultMediumQueue(m.Name)
 		}
 	}
 	return out

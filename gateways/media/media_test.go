@@ -20,7 +20,7 @@ func TestTableHasEachMediumOnceInItsSection(t *testing.T) {
 		}
 	}
 	for _, m := range All {
-		_, hasQueue := table.Lookup(gateways.QueueSetting(m.Name))
+		_, hasQueue := table.Lookup(config.MediumQueueSetting(m.Name))
 		if hasQueue == m.Unqueued {
 			t.Errorf("%s: queue setting present %v, unqueued %v", m.Name, hasQueue, m.Unqueued)
 		}

@@ -1,10 +1,9 @@
 package messagenet
 
 import (
-	"time"
-
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/lifecycle"
 )
 
@@ -17,16 +16,14 @@ var Spec = gateways.Medium{
 		{Key: "gateways.sms.username", Usage: "MessageNet username"},
 		{Key: "gateways.sms.password", Secret: true, Usage: "MessageNet password (sent as Pwd in the query string, as MessageNet's API wants)"},
 		{Key: "gateways.sms.endpoint", Default: DefaultEndpoint, Usage: "MessageNet's LodgeSMSMessage URL"},
-		{Key: "gateways.sms.timeout", Kind: config.Duration, Default: "10s", Usage: "HTTP request timeout"},
+		httpsend.TimeoutSetting(Medium),
 	},
 	Templates: templates,
 	Stages:    stages,
 }
 
 func stages(env gateways.Env) ([]lifecycle.Stage, error) {
-	return gateways.TemplatedStages(env, Medium, templates, func(tpl *gateways.Templates, loc *time.Location) (gateways.Sender, error) {
-		return NewSender(Options{Config: configFrom(env.Values), Templates: tpl, Location: loc, Log: env.Log})
-	})
+	return httpsend.Stages(env, Medium, templates, configFrom, NewSender)
 }
 
 // configFrom reads gateways.sms.*.

@@ -1,4 +1,4 @@
-// Package messagenet is the sms medium (reference §4.4): each alert of `sms_notifications`
+// Package messagenet is the sms medium (docs/flapjack-1x.md 4.4): each alert of `sms_notifications`
 // becomes one SMS lodged with MessageNet by an HTTP GET of the configured endpoint with
 // Username, Pwd, PhoneNumber and PhoneMessage, as Flapjack 1.x did, behind the shared queue
 // runner of package gateways. 200 to 206 is sent (Flapjack's range). The password travels in
@@ -40,9 +40,7 @@ func (c Config) withDefaults() Config {
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
 	}
-	if c.Timeout == 0 {
-		c.Timeout = httpsend.DefaultTimeout
-	}
+	c.Timeout = httpsend.TimeoutOr(c.Timeout)
 	return c
 }
 
@@ -75,20 +73,9 @@ func NewSender(o Options) (*Sender, error) {
 	return &Sender{cfg: cfg, Base: o.Base("sms_sender", cfg.Timeout)}, nil
 }
 
-// PhoneNumber tidies an address: the spaces, dashes, dots and brackets people write in
-// phone numbers are removed ("0414 123-456" → "0414123456").
-func PhoneNumber(address string) string {
-	return strings.Map(func(r rune) rune {
-		if strings.ContainsRune(" -.()\t", r) {
-			return -1
-		}
-		return r
-	}, address)
-}
-
 // Send implements gateways.Sender.
 func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
-	number := PhoneNumber(a.Address)
+	number := httpsend.TidyNumber(a.Address)
 	if number == "" {
 		return gateways.Permanent(errors.New("alert has no phone number (address)"))
 	}

@@ -20,9 +20,7 @@ const (
 )
 
 func alert(typ, state, summary string) schema.Alert {
-	at, hash := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC).Unix(), "8f4a2b1c"
-	return schema.Alert{Media: Medium, Address: "0414 123 456", ID: "a1", ContactID: "ops", EventID: "web-01:HTTP",
-		EventHash: &hash, State: state, Summary: &summary, Time: &at, NotificationType: typ}
+	return testproviders.Alert(Medium, "0414 123 456", typ, state, summary)
 }
 
 func newSender(t testing.TB, base string, log *zap.Logger) *Sender {
@@ -128,5 +126,6 @@ func TestDelivery(t *testing.T) {
 		Alert:         alert("problem", "critical", "HTTP 500"),
 		Secrets:       []string{password},
 		WantPermanent: "MessageNet answered HTTP 400 for web-01:HTTP",
+		WantRetryable: "answered HTTP 500 for web-01:HTTP",
 	}.Run(t)
 }

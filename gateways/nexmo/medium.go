@@ -1,10 +1,9 @@
 package nexmo
 
 import (
-	"time"
-
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/lifecycle"
 )
 
@@ -18,16 +17,14 @@ var Spec = gateways.Medium{
 		{Key: "gateways.sms_nexmo.secret", Secret: true, Usage: "Vonage (Nexmo) API secret"},
 		{Key: "gateways.sms_nexmo.from", Usage: "sender: a Vonage number (447700900000) or an alphanumeric sender id of up to 11 characters"},
 		{Key: "gateways.sms_nexmo.endpoint", Default: DefaultEndpoint, Usage: "SMS API base URL (messages go to <endpoint>/sms/json)"},
-		{Key: "gateways.sms_nexmo.timeout", Kind: config.Duration, Default: "10s", Usage: "HTTP request timeout"},
+		httpsend.TimeoutSetting(Medium),
 	},
 	Templates: templates,
 	Stages:    stages,
 }
 
 func stages(env gateways.Env) ([]lifecycle.Stage, error) {
-	return gateways.TemplatedStages(env, Medium, templates, func(tpl *gateways.Templates, loc *time.Location) (gateways.Sender, error) {
-		return NewSender(Options{Config: configFrom(env.Values), Templates: tpl, Location: loc, Log: env.Log})
-	})
+	return httpsend.Stages(env, Medium, templates, configFrom, NewSender)
 }
 
 // configFrom reads gateways.sms_nexmo.*.

@@ -1,4 +1,4 @@
-// Package nexmo is the sms_nexmo medium (reference §4.4): each alert of
+// Package nexmo is the sms_nexmo medium (docs/flapjack-1x.md 4.4): each alert of
 // `sms_nexmo_notifications` becomes one SMS sent through the Vonage (formerly Nexmo) SMS API,
 // POST /sms/json with api_key, api_secret, from, to and text, behind the shared queue runner
 // of package gateways. Vonage answers HTTP 200 for refused messages too, with a status per
@@ -44,9 +44,7 @@ func (c Config) withDefaults() Config {
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
 	}
-	if c.Timeout == 0 {
-		c.Timeout = httpsend.DefaultTimeout
-	}
+	c.Timeout = httpsend.TimeoutOr(c.Timeout)
 	return c
 }
 
@@ -83,13 +81,7 @@ func NewSender(o Options) (*Sender, error) {
 // or "00", and without the spaces, dashes, dots and brackets people write ("+44 7700 900000"
 // → "447700900000").
 func PhoneNumber(address string) string {
-	n := strings.Map(func(r rune) rune {
-		if strings.ContainsRune(" -.()\t", r) {
-			return -1
-		}
-		return r
-	}, address)
-	n = strings.TrimPrefix(n, "+")
+	n := strings.TrimPrefix(httpsend.TidyNumber(address), "+")
 	return strings.TrimPrefix(n, "00")
 }
 

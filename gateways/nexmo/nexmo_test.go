@@ -21,9 +21,7 @@ const (
 )
 
 func alert(typ, state, summary string) schema.Alert {
-	at, hash := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC).Unix(), "8f4a2b1c"
-	return schema.Alert{Media: Medium, Address: "+44 7700 900000", ID: "a1", ContactID: "ops", EventID: "web-01:HTTP",
-		EventHash: &hash, State: state, Summary: &summary, Time: &at, NotificationType: typ}
+	return testproviders.Alert(Medium, "+44 7700 900000", typ, state, summary)
 }
 
 func newSender(t testing.TB, endpoint string, log *zap.Logger) *Sender {
@@ -145,5 +143,6 @@ func TestDelivery(t *testing.T) {
 		Permanent:     testproviders.NexmoStatus("6", "Unroutable message - rejected"),
 		Retryable:     testproviders.NexmoStatus("5", "Internal Error"),
 		WantPermanent: "status 6 (Invalid Message): Unroutable message - rejected",
+		WantRetryable: "status 5 (Internal Error): Internal Error",
 	}.Run(t)
 }

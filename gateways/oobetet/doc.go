@@ -1,4 +1,4 @@
-// Package oobetet is Flapjack 1.6's "out-of-band end-to-end test" (reference §4.4): a separate
+// Package oobetet is Flapjack 1.6's "out-of-band end-to-end test" (docs/flapjack-1x.md 4.4): a separate
 // XMPP client that sits in the rooms the Jabber gateway alerts, watches for the alerts of one
 // canary check, and raises the alarm when they stop arriving — the proof that the whole path
 // (events → executive → notifier → jabber gateway → XMPP server) still works, told through a

@@ -280,6 +280,16 @@ func newWatcher(t *testing.T, o Options) (*Watcher, *prometheus.Registry, *obser
 	return w, reg, logs
 }
 
+// looked waits until the watcher has completed a whole look at the clock (decided and delivered)
+// that began after this call: what it owes at the clock's present time has gone out.
+func (r *running) looked() {
+	r.t.Helper()
+	from := r.w.ticks.Load()
+	// A tick in progress may have read the clock before the caller moved it; the one after it
+	// cannot have.
+	waitUntil(r.t, "a look at the clock", func() bool { return r.w.ticks.Load() >= from+2 })
+}
+
 func runWatcher(t *testing.T, o Options) *running {
 	t.Helper()
 	w, reg, logs := newWatcher(t, o)
@@ -332,6 +342,24 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no metric %s", name)
 	return 0
+}
+
+// injected is how many canary events the watcher has queued, of both states.
+func injected(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() == "flapjack_oobetet_injected_events_total" {
+			for _, m := range mf.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }
 
 func alarms(w *Watcher, channel, action, result string) float64 {

@@ -76,7 +76,7 @@ func TestWholePath(t *testing.T) {
 	x := executive.New(executive.Options{Pool: db.Pool, Keys: keys, Config: executive.DefaultConfig(), Clock: clock.Real{},
 		Log: log, Identity: queue.Identity{Host: "pipeline-executive", PID: 1}, Version: "test"})
 	ncfg := notifier.DefaultConfig()
-	ncfg.MediaQueues = map[string]string{jabber.Medium: gateways.DefaultQueue(jabber.Medium)}
+	ncfg.MediaQueues = map[string]string{jabber.Medium: schema.DefaultMediumQueue(jabber.Medium)}
 	n := notifier.New(notifier.Options{Pool: db.Pool, Keys: keys, Config: ncfg, Clock: clock.Real{}, Log: log,
 		Identity: queue.Identity{Host: "pipeline-notifier", PID: 1}, Version: "test"})
 	start(t, []lifecycle.Stage{{Name: "executive", Run: func(ctx context.Context) error { return x.Run(ctx, false) }},
@@ -103,8 +103,12 @@ func TestWholePath(t *testing.T) {
 	rm.alice.Expect("a problem alert of the canary", fromBot("Problem: "))
 	rm.alice.Expect("a recovery alert of the canary", fromBot("Recovery: "))
 
-	// Twice max_latency of injected canaries: no alarm.
-	time.Sleep(4 * time.Second)
+	// Twice max_latency of injected canaries: no alarm. The watcher injects at the start of its
+	// looks at the clock, a failure every 500ms and a recovery between: once 17 more are
+	// injected, it has decided over 4s of the path working. (That it does see a breach on this
+	// path is shown below, when the Jabber gateway stops.)
+	from := injected(t, reg)
+	waitUntil(t, "4s of injected canaries", func() bool { return injected(t, reg) >= from+17 })
 	if got := pd.actions(); len(got) != 0 {
 		t.Fatalf("PagerDuty events while the path works: %v", got)
 	}

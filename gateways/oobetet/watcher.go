@@ -15,6 +15,7 @@ import (
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/gateways/pagerduty"
 	"github.com/flapjackgo/flapjack/internal/humantime"
 	"github.com/flapjackgo/flapjack/schema"
@@ -58,6 +59,9 @@ type Watcher struct {
 	checkEvery time.Duration
 	host       string
 	running    atomic.Bool
+	// ticks counts the completed looks at the clock: a caller that moved an injected clock can
+	// tell when the watcher has decided (and delivered) at the new time.
+	ticks atomic.Int64
 
 	mu     sync.Mutex
 	watch  Watch
@@ -215,6 +219,7 @@ func (w *Watcher) tick(ctx context.Context) {
 	}
 	w.decide(now)
 	w.deliver(ctx, now)
+	w.ticks.Add(1)
 }
 
 // decide looks at the sightings at now and opens or closes the breach.
@@ -305,7 +310,7 @@ func (w *Watcher) page(ctx context.Context, action string, b breach, now time.Ti
 			level = w.log.Error
 		}
 		level("cannot page the self-monitoring breach", zap.String("action", action),
-			zap.String("routing_key", pagerduty.Redact(string(w.cfg.PagerDutyContact))), zap.Bool("retrying", retry(err)), zap.Error(err))
+			zap.String("routing_key", httpsend.Redact(string(w.cfg.PagerDutyContact))), zap.Bool("retrying", retry(err)), zap.Error(err))
 		return err
 	}
 	w.m.alarms.WithLabelValues(channelPagerDuty, action, resultSent).Inc()

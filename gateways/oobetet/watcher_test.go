@@ -37,7 +37,7 @@ func TestAlarmOncePerBreach(t *testing.T) {
 		bot.Say(rm.jid, "groupchat", canaryText(kind))
 		r.seen(kind, clk.Now())
 	}
-	time.Sleep(100 * time.Millisecond) // ten more looks at the clock
+	r.looked() // the watcher has decided at the clock's last time
 	if got := pd.events(); len(got) != 0 {
 		t.Fatalf("PagerDuty got %d events while alerts flowed: %+v", len(got), got)
 	}
@@ -72,10 +72,11 @@ func TestAlarmOncePerBreach(t *testing.T) {
 	if got := gauge(t, r.reg, "flapjack_oobetet_breached"); got != 1 {
 		t.Errorf("flapjack_oobetet_breached = %v during the breach", got)
 	}
-	// The breach goes on for a long time: no second alarm.
+	// The breach goes on for a long time: no second alarm, though the watcher decides at each
+	// minute (the first alarm above came the same way).
 	for range 5 {
 		clk.Advance(time.Minute)
-		time.Sleep(30 * time.Millisecond)
+		r.looked()
 	}
 	if got := pd.actions(); len(got) != 1 {
 		t.Errorf("PagerDuty events during one breach: %v, want one trigger", got)
@@ -129,10 +130,11 @@ func TestNoAlertsAtAll(t *testing.T) {
 		Clock: clk, Version: "test", CheckEvery: 10 * time.Millisecond})
 	rm.expectFromOobetet("Self-monitoring (oobetet) started")
 	clk.Advance(testMaxLatency)
-	time.Sleep(50 * time.Millisecond)
+	r.looked()
 	if len(pd.events()) != 0 {
 		t.Fatalf("alarm at exactly max_latency after the start")
 	}
+	// The positive control: one second later the same looks at the clock raise it.
 	clk.Advance(time.Second)
 	ev := pd.waitEvents(1)[0]
 	if !strings.Contains(ev.Payload.Summary, "no problem alert seen since oobetet started 3s ago") {
@@ -164,14 +166,14 @@ func TestRoomToldAfterReconnect(t *testing.T) {
 	}
 	clk.Advance(3 * time.Second)
 	pd.waitEvents(1)
-	time.Sleep(50 * time.Millisecond)
+	r.looked() // the room message stays owed while the connection is cut
 	if n := rm.countFromOobetet("Self-monitoring CRITICAL"); n != 0 {
 		t.Fatalf("the room was told while oobetet was cut off")
 	}
 	relay.setCut(false)
 	rm.expectFromOobetet("Self-monitoring (oobetet) reconnected")
 	rm.expectFromOobetet("Self-monitoring CRITICAL")
-	time.Sleep(50 * time.Millisecond)
+	r.looked()
 	if got := pd.actions(); len(got) != 1 {
 		t.Errorf("PagerDuty events: %v, want one trigger", got)
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	xmpp "github.com/xmppo/go-xmpp"
 	"go.uber.org/zap"
@@ -39,30 +38,8 @@ type roomConn struct {
 	changed func(up bool)
 
 	mu       sync.Mutex
-	cur      *roomSession // nil while down
+	cur      *jabber.Stream // nil while down
 	sessions int
-}
-
-// roomSession is one logged-in connection.
-type roomSession struct {
-	client *xmpp.Client
-	wmu    sync.Mutex // serialises writes (go-xmpp writes each stanza with one Write)
-	done   chan struct{}
-	once   sync.Once
-}
-
-func (s *roomSession) end() { s.once.Do(func() { close(s.done) }) }
-
-// write runs fn with the write lock, unless the session has ended.
-func (s *roomSession) write(fn func(*xmpp.Client) error) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	select {
-	case <-s.done:
-		return errNotConnected
-	default:
-	}
-	return fn(s.client)
 }
 
 func newRoomConn(cfg Config, version string, log *zap.Logger) *roomConn {
@@ -101,7 +78,7 @@ func (c *roomConn) say(text string) error {
 	if s == nil {
 		return errNotConnected
 	}
-	return s.write(func(x *xmpp.Client) error {
+	return s.Write(func(x *xmpp.Client) error {
 		for _, room := range c.cfg.Rooms {
 			if _, err := x.Send(xmpp.Chat{Remote: room, Type: "groupchat", Text: text}); err != nil {
 				return fmt.Errorf("%s: %w", room, err)
@@ -127,25 +104,7 @@ func (c *roomConn) login() jabber.Login {
 
 // serve runs one session until the connection fails or ctx ends.
 func (c *roomConn) serve(ctx context.Context, client *xmpp.Client) error {
-	s := &roomSession{client: client, done: make(chan struct{})}
-	incoming := make(chan any, 64)
-	recvErr := make(chan error, 1)
-	recvDone := make(chan struct{})
-	go func() {
-		defer close(recvDone)
-		for {
-			st, err := client.Recv()
-			if err != nil {
-				recvErr <- err
-				return
-			}
-			select {
-			case incoming <- st:
-			case <-s.done:
-				return
-			}
-		}
-	}()
+	s := jabber.StartStream(client, errNotConnected, nil)
 	c.mu.Lock()
 	c.sessions++
 	first := c.sessions == 1
@@ -153,7 +112,7 @@ func (c *roomConn) serve(ctx context.Context, client *xmpp.Client) error {
 	c.log.Info("connected to the XMPP server", zap.String("server", c.cfg.host()), zap.String("jid", c.account+"/"+c.resource),
 		zap.String("tls", c.cfg.TLS), zap.Bool("encrypted", client.IsEncrypted()), zap.Strings("rooms", c.cfg.Rooms))
 	greeting := c.greeting(first)
-	err := s.write(func(x *xmpp.Client) error {
+	err := s.Write(func(x *xmpp.Client) error {
 		for _, room := range c.cfg.Rooms {
 			// Zero history: old alerts replayed on joining would count as fresh ones.
 			if _, err := x.JoinMUC(room, c.cfg.Alias, xmpp.StanzaHistory, 0, nil); err != nil {
@@ -166,24 +125,15 @@ func (c *roomConn) serve(ctx context.Context, client *xmpp.Client) error {
 		return nil
 	})
 	if err != nil {
-		c.closeSession(s, recvDone)
+		c.closeSession(s)
 		return err
 	}
 	c.mu.Lock()
 	c.cur = s
 	c.mu.Unlock()
 	c.changed(true)
-	defer c.closeSession(s, recvDone)
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-recvErr:
-			return err
-		case st := <-incoming:
-			c.handle(st)
-		}
-	}
+	defer c.closeSession(s)
+	return s.Serve(ctx, c.handle)
 }
 
 // handle passes on live groupchat messages of the rooms, and logs a refused join.
@@ -208,11 +158,8 @@ func (c *roomConn) handle(st any) {
 	}
 }
 
-// closeSession ends a session: the server is asked to close the stream so the reader's Recv
-// fails, and once the reader has stopped the client is closed (go-xmpp's Close must not run
-// while Recv does); when the server does not answer within a few seconds the reader is left to
-// the keepalive.
-func (c *roomConn) closeSession(s *roomSession, recvDone <-chan struct{}) {
+// closeSession ends a session and closes its stream (jabber.Stream.Close).
+func (c *roomConn) closeSession(s *jabber.Stream) {
 	c.mu.Lock()
 	wasUp := c.cur == s
 	if wasUp {
@@ -222,14 +169,5 @@ func (c *roomConn) closeSession(s *roomSession, recvDone <-chan struct{}) {
 	if wasUp {
 		c.changed(false)
 	}
-	s.end()
-	s.wmu.Lock()
-	_, _ = s.client.SendOrg("</stream:stream>")
-	s.wmu.Unlock()
-	select {
-	case <-recvDone:
-		go s.client.Close()
-	case <-time.After(3 * time.Second):
-		c.log.Warn("the XMPP server did not close the stream; leaving the connection to the keepalive")
-	}
+	s.Close(c.log)
 }

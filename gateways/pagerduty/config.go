@@ -1,4 +1,4 @@
-// Package pagerduty is the PagerDuty medium (reference §4.2, SPEC 4.13). Sender delivers the
+// Package pagerduty is the PagerDuty medium (docs/flapjack-1x.md 4.2, docs/decisions.md D13). Sender delivers the
 // alerts of `pagerduty_notifications` through the Events API v2 (trigger, acknowledge, resolve,
 // deduplicated on ENTITY:CHECK, see DedupKey) behind the shared queue runner of package gateways, which does
 // the retries and dead-lettering; Sender only delivers and classifies failures. AckPoller
@@ -12,9 +12,10 @@ package pagerduty
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 )
 
 // Medium is the medium name of this gateway (alerts' "media", the queue pagerduty_notifications).
@@ -115,7 +116,7 @@ func (c Config) Validate() error {
 	for _, u := range []struct{ name, v string }{
 		{"events_base_url", c.EventsBaseURL}, {"api_base_url", c.APIBaseURL},
 	} {
-		if err := checkBaseURL(u.v); err != nil {
+		if err := httpsend.CheckBaseURL(u.v); err != nil {
 			bad("gateways.pagerduty.%s %v", u.name, err)
 		}
 	}
@@ -123,7 +124,7 @@ func (c Config) Validate() error {
 	case n != 1 || !strings.Contains(c.V1APIURLTemplate, "%s"):
 		bad("gateways.pagerduty.v1_api_url_template must contain %%s (the subdomain) and no other %%, got %q", c.V1APIURLTemplate)
 	default:
-		if err := checkBaseURL(fmt.Sprintf(c.V1APIURLTemplate, "subdomain")); err != nil {
+		if err := httpsend.CheckBaseURL(fmt.Sprintf(c.V1APIURLTemplate, "subdomain")); err != nil {
 			bad("gateways.pagerduty.v1_api_url_template %v", err)
 		}
 	}
@@ -148,31 +149,4 @@ func (c Config) Validate() error {
 		bad("gateways.pagerduty.ack_lock_ttl must be at least 2s, got %s", c.AckLockTTL)
 	}
 	return errors.Join(errs...)
-}
-
-// checkBaseURL accepts an absolute http(s) URL without credentials, query or fragment.
-func checkBaseURL(s string) error {
-	u, err := url.Parse(s)
-	switch {
-	case err != nil:
-		return fmt.Errorf("is not a URL: %q", s)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("must be an http:// or https:// URL, got %q", s)
-	case u.Host == "":
-		return fmt.Errorf("has no host: %q", s)
-	case u.User != nil:
-		return errors.New("must not contain credentials")
-	case u.RawQuery != "" || u.Fragment != "":
-		return fmt.Errorf("must not have a query or fragment, got %q", s)
-	}
-	return nil
-}
-
-// Redact shows a secret (routing key, token, password) as its last four characters, e.g.
-// "…c0de", or "[redacted]" when it is too short for a suffix to be safe to show.
-func Redact(secret string) string {
-	if len(secret) < 16 {
-		return "[redacted]"
-	}
-	return "…" + secret[len(secret)-4:]
 }

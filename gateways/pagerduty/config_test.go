@@ -79,18 +79,3 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
-
-func TestRedact(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ in, want string }{
-		{routingKey, "…cdef"},
-		{"short", "[redacted]"},
-		{"", "[redacted]"},
-		{"0123456789abcdef", "…cdef"},
-	}
-	for _, tt := range tests {
-		if got := Redact(tt.in); got != tt.want {
-			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}

@@ -46,7 +46,6 @@ type eventsServer struct {
 	script     []reply // answers to the next valid requests, in order
 	fallback   reply   // answer once the script is used up
 	requests   int
-	times      []time.Time // arrival of each valid request
 	accepted   []acceptedEvent
 	violations []string
 	release    chan struct{} // closed at cleanup: hanging handlers return
@@ -83,12 +82,6 @@ func (s *eventsServer) violation(format string, args ...any) {
 	s.violations = append(s.violations, fmt.Sprintf(format, args...))
 }
 
-func (s *eventsServer) arrivals() []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.times...)
-}
-
 func (s *eventsServer) snapshot() (requests int, accepted []acceptedEvent, violations []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -100,7 +93,6 @@ func (s *eventsServer) next() reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests++
-	s.times = append(s.times, time.Now())
 	if len(s.script) > 0 {
 		r := s.script[0]
 		s.script = s.script[1:]

@@ -53,17 +53,17 @@ func TestLongCheckNamesPage(t *testing.T) {
 	var keys []string
 	for _, v1 := range []bool{false, true} {
 		srv := newEventsServer(t)
-		e := startDelivery(t, Config{UseV1Events: v1}, srv)
+		g, _ := startDelivery(t, Config{UseV1Events: v1}, srv.srv.URL)
 		for _, a := range []schema.Alert{
 			alert("problem", "critical", "full"), alert("acknowledgement", "critical", "ada: on it"), alert("recovery", "ok", "fine"),
 		} {
 			a.EventID = longID
-			e.queueAlert(a)
+			g.Queue(a)
 		}
-		e.settle("three deliveries", func() bool { _, acc, _ := srv.snapshot(); return len(acc)+len(e.failed()) >= 3 })
+		g.Settle("three deliveries", func() bool { _, acc, _ := srv.snapshot(); return len(acc)+len(g.Failed()) >= 3 })
 		_, accepted, violations := srv.snapshot()
-		if len(violations) > 0 || len(accepted) != 3 || len(e.failed()) != 0 {
-			t.Fatalf("v1 %v: %d accepted, %d dead-lettered, violations %q", v1, len(accepted), len(e.failed()), violations)
+		if len(violations) > 0 || len(accepted) != 3 || len(g.Failed()) != 0 {
+			t.Fatalf("v1 %v: %d accepted, %d dead-lettered, violations %q", v1, len(accepted), len(g.Failed()), violations)
 		}
 		for _, ev := range accepted {
 			k := ev.V1.IncidentKey

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/model/roster"
 )
@@ -180,16 +181,16 @@ func (q incidentQuerier) v1(ctx context.Context, c roster.PagerdutyCredentials, 
 func (q incidentQuerier) get(ctx context.Context, req *http.Request, out any, secrets ...string) error {
 	resp, err := do(ctx, q.client, q.cfg.Timeout, req)
 	if err != nil {
-		return &apiError{err: scrubErr(err, secrets...)}
+		return &apiError{err: httpsend.ScrubError(err, secrets...)}
 	}
 	switch {
-	case resp.status == http.StatusOK:
-	case resp.status == http.StatusUnauthorized || resp.status == http.StatusForbidden || resp.status == http.StatusTooManyRequests:
-		return &apiError{refused: true, err: fmt.Errorf("%s %s: HTTP %d: %s", req.Method, req.URL.Path, resp.status, errorMessage(resp.body, secrets...))}
+	case resp.Status == http.StatusOK:
+	case resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden || resp.Status == http.StatusTooManyRequests:
+		return &apiError{refused: true, err: fmt.Errorf("%s %s: HTTP %d: %s", req.Method, req.URL.Path, resp.Status, errorMessage(resp.Body, secrets...))}
 	default:
-		return &apiError{err: fmt.Errorf("%s %s: HTTP %d: %s", req.Method, req.URL.Path, resp.status, errorMessage(resp.body, secrets...))}
+		return &apiError{err: fmt.Errorf("%s %s: HTTP %d: %s", req.Method, req.URL.Path, resp.Status, errorMessage(resp.Body, secrets...))}
 	}
-	if err := json.Unmarshal(resp.body, out); err != nil {
+	if err := json.Unmarshal(resp.Body, out); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			err = errors.New("the answer is not JSON")

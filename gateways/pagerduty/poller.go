@@ -13,6 +13,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
@@ -50,7 +51,7 @@ type AckPollerOptions struct {
 	Metrics    *Metrics
 }
 
-// AckPoller brings acknowledgements made in PagerDuty back into flapjack (reference §4.2):
+// AckPoller brings acknowledgements made in PagerDuty back into flapjack (docs/flapjack-1x.md 4.2):
 // every Config.AckPollInterval it looks at each failing, unacknowledged check with PagerDuty
 // contacts, asks PagerDuty whether the check's incident (incident key DedupKey(ENTITY:CHECK)) is
 // acknowledged, and if so pushes one acknowledgement event for the check onto the events
@@ -393,7 +394,7 @@ func (p *AckPoller) lookup(ctx context.Context, c candidate, since, until time.T
 
 func authKind(c roster.PagerdutyCredentials) string {
 	if c.Token != "" {
-		return "token " + Redact(c.Token)
+		return "token " + httpsend.Redact(c.Token)
 	}
 	return "basic"
 }

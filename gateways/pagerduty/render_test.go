@@ -1,10 +1,8 @@
 package pagerduty
 
 import (
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/flapjackgo/flapjack/schema"
@@ -77,35 +75,6 @@ func TestSummaryIsCapped(t *testing.T) {
 	short := `Problem: "HTTP" on web-01 is Critical, ok`
 	if got := Summary(alert("problem", "critical", "ok")); got != short {
 		t.Fatalf("short summary changed: %q", got)
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		header string
-		want   time.Duration
-	}{
-		{"", DefaultRetryAfter},
-		{"1", time.Second},
-		{"120", 2 * time.Minute},
-		{"0", DefaultRetryAfter},
-		{"-3", DefaultRetryAfter},
-		{"soon", DefaultRetryAfter},
-		{"999999", MaxRetryAfter},
-		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
-		{now.Add(-time.Minute).Format(http.TimeFormat), DefaultRetryAfter},
-		{now.Add(24 * time.Hour).Format(http.TimeFormat), MaxRetryAfter},
-	}
-	for _, tt := range tests {
-		h := http.Header{}
-		if tt.header != "" {
-			h.Set("Retry-After", tt.header)
-		}
-		if got := retryAfter(h, now); got != tt.want {
-			t.Errorf("retryAfter(%q) = %s, want %s", tt.header, got, tt.want)
-		}
 	}
 }
 

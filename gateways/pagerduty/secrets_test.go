@@ -9,6 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
+	"github.com/flapjackgo/flapjack/internal/testing/testproviders"
 )
 
 // TestNoSecretsInLogs drives failing deliveries and failing acknowledgement lookups, logging
@@ -26,16 +29,16 @@ func TestNoSecretsInLogs(t *testing.T) {
 	srv := newEventsServer(t)
 	srv.answer(reply{status: 400, errors: []string{"routing key " + routingKey + " is not known"}},
 		reply{status: 500}, reply{hang: true})
-	d := startDelivery(t, Config{Timeout: 200 * time.Millisecond}, srv)
-	d.queueAlert(alert("problem", "critical", "HTTP 500"))
-	d.settle("dead-lettering", func() bool { return len(d.failed()) == 1 })
+	d, dLogs := startDelivery(t, Config{Timeout: 200 * time.Millisecond}, srv.srv.URL)
+	d.Queue(alert("problem", "critical", "HTTP 500"))
+	d.Settle("dead-lettering", func() bool { return len(d.Failed()) == 1 })
 
 	// An events endpoint that refuses connections.
 	down := newEventsServer(t)
 	down.srv.Close()
-	d2 := startDelivery(t, Config{}, down)
-	d2.queueAlert(alert("recovery", "ok", ""))
-	d2.settle("dead-lettering", func() bool { return len(d2.failed()) == 1 })
+	d2, d2Logs := startDelivery(t, Config{}, down.srv.URL)
+	d2.Queue(alert("recovery", "ok", ""))
+	d2.Settle("dead-lettering", func() bool { return len(d2.Failed()) == 1 })
 
 	// Lookups: a refused token, refused basic auth, a failing API, an unreachable API.
 	e := newPollEnv(t)
@@ -65,7 +68,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	}
 
 	var checked int
-	for _, logs := range []*observer.ObservedLogs{d.logs, d2.logs, e.logs} {
+	for _, logs := range []*observer.ObservedLogs{dLogs, d2Logs, e.logs} {
 		for _, entry := range logs.All() {
 			checked++
 			text := entry.Message
@@ -74,13 +77,13 @@ func TestNoSecretsInLogs(t *testing.T) {
 			}
 			for _, s := range secrets {
 				if strings.Contains(text, s) {
-					t.Errorf("log entry leaks %s: %s", Redact(s), text)
+					t.Errorf("log entry leaks %s: %s", httpsend.Redact(s), text)
 				}
 			}
 		}
 	}
 	// The logs did record the failures (this test would pass vacuously otherwise).
-	all := logText(d.logs) + logText(d2.logs) + logText(e.logs)
+	all := testproviders.LogText(dLogs) + testproviders.LogText(d2Logs) + testproviders.LogText(e.logs)
 	for _, want := range []string{"HTTP 500", "no answer within 200ms", "HTTP 400", "routing key …cdef", "connection refused",
 		"HTTP 401", "cannot ask PagerDuty", "token …4242"} {
 		if !strings.Contains(all, want) {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -178,47 +179,38 @@ func (s *Sender) post(ctx context.Context, a schema.Alert, url string, body any,
 	req.Header.Set("Accept", "application/json")
 	resp, err := do(ctx, s.client, s.cfg.Timeout, req)
 	if err != nil {
-		return gateways.Retryable(scrubErr(err, a.Address), 0)
+		return gateways.Retryable(httpsend.ScrubError(err, a.Address), 0)
 	}
 	return s.classify(resp, a, v1)
 }
 
 // classify turns a PagerDuty answer into the gateways' contract.
-func (s *Sender) classify(r response, a schema.Alert, v1 bool) error {
-	key := Redact(a.Address)
+func (s *Sender) classify(r httpsend.Response, a schema.Alert, v1 bool) error {
+	key := httpsend.Redact(a.Address)
 	describe := func() error {
 		return fmt.Errorf("PagerDuty answered HTTP %d for %s (routing key %s): %s",
-			r.status, a.EventID, key, errorMessage(r.body, a.Address))
+			r.Status, a.EventID, key, errorMessage(r.Body, a.Address))
 	}
 	switch {
-	case r.status >= 200 && r.status < 300: // 202 (v2), 200 (v1)
+	case r.Status >= 200 && r.Status < 300: // 202 (v2), 200 (v1)
 		s.log.Debug("event accepted", zap.String("check", a.EventID), zap.String("action", Action(a)),
-			zap.Int("status", r.status))
+			zap.Int("status", r.Status))
 		return nil
-	case r.status == http.StatusTooManyRequests || (v1 && r.status == http.StatusForbidden):
+	case r.Status == http.StatusTooManyRequests || (v1 && r.Status == http.StatusForbidden):
 		// v1 signals throttling with 403.
-		return gateways.Retryable(describe(), retryAfter(r.header, s.now()))
-	case r.status == http.StatusRequestTimeout:
+		return gateways.Retryable(describe(), httpsend.RetryAfter(r.Header, s.now()))
+	case r.Status == http.StatusRequestTimeout:
 		return gateways.Retryable(describe(), 0)
-	case r.status >= 500:
+	case r.Status >= 500:
 		after := time.Duration(0)
-		if r.header.Get("Retry-After") != "" {
-			after = retryAfter(r.header, s.now())
+		if r.Header.Get("Retry-After") != "" {
+			after = httpsend.RetryAfter(r.Header, s.now())
 		}
 		return gateways.Retryable(describe(), after)
 	default:
 		// 400: the event is invalid; 401/403/404/413...: retrying the same request cannot help.
 		return gateways.Permanent(describe())
 	}
-}
-
-// scrubErr rewrites err's text without the given secrets.
-func scrubErr(err error, secrets ...string) error {
-	msg := err.Error()
-	if clean := scrub(msg, secrets...); clean != msg {
-		return errors.New(clean)
-	}
-	return err
 }
 
 // MaxDedupKeyLength is PagerDuty's limit on a dedup_key (v1: incident_key), counted here in

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/internal/testing/testpagerduty"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -63,7 +64,7 @@ func TestSendV2Payloads(t *testing.T) {
 			}
 			ev := accepted[0].V2
 			if ev.RoutingKey != routingKey || ev.EventAction != tt.action || *ev.DedupKey != "web-01:HTTP" {
-				t.Errorf("event = %s %s %s", Redact(ev.RoutingKey), ev.EventAction, *ev.DedupKey)
+				t.Errorf("event = %s %s %s", httpsend.Redact(ev.RoutingKey), ev.EventAction, *ev.DedupKey)
 			}
 			if tt.payload == nil {
 				if ev.Payload != nil {
@@ -114,7 +115,7 @@ func TestSendClassification(t *testing.T) {
 		{"413", reply{status: 413}, true, true, 0, "HTTP 413"},
 		{"429 seconds", reply{status: 429, retryAfter: "7"}, true, false, 7 * time.Second, "Requests for this service are arriving too quickly"},
 		{"429 date", reply{status: 429, retryAfter: "in:90s"}, true, false, 90 * time.Second, "HTTP 429"},
-		{"429 without Retry-After", reply{status: 429}, true, false, DefaultRetryAfter, "HTTP 429"},
+		{"429 without Retry-After", reply{status: 429}, true, false, httpsend.DefaultRetryAfter, "HTTP 429"},
 		{"500", reply{status: 500}, true, false, 0, "HTTP 500"},
 		{"502", reply{status: 502}, true, false, 0, "HTTP 502"},
 		{"503 with Retry-After", reply{status: 503, retryAfter: "3"}, true, false, 3 * time.Second, "HTTP 503"},

@@ -1,10 +1,9 @@
 package slack
 
 import (
-	"time"
-
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/lifecycle"
 )
 
@@ -17,16 +16,14 @@ var Spec = gateways.Medium{
 		{Key: "gateways.slack.endpoint", Secret: true, Usage: "incoming webhook URL for contacts whose slack address is a channel name (a contact may instead give a webhook URL as address)"},
 		{Key: "gateways.slack.from", Usage: "username the messages show (legacy webhooks only; app webhooks post as their app)"},
 		{Key: "gateways.slack.icon_emoji", Default: DefaultIcon, Usage: "icon of the messages (legacy webhooks only; none: leave it out)"},
-		{Key: "gateways.slack.timeout", Kind: config.Duration, Default: "10s", Usage: "HTTP request timeout"},
+		httpsend.TimeoutSetting(Medium),
 	},
 	Templates: templates,
 	Stages:    stages,
 }
 
 func stages(env gateways.Env) ([]lifecycle.Stage, error) {
-	return gateways.TemplatedStages(env, Medium, templates, func(tpl *gateways.Templates, loc *time.Location) (gateways.Sender, error) {
-		return NewSender(Options{Config: configFrom(env.Values), Templates: tpl, Location: loc, Log: env.Log})
-	})
+	return httpsend.Stages(env, Medium, templates, configFrom, NewSender)
 }
 
 // configFrom reads gateways.slack.*.

@@ -1,4 +1,4 @@
-// Package slack is the slack medium (reference §4.4): each alert of `slack_notifications` is
+// Package slack is the slack medium (docs/flapjack-1x.md 4.4): each alert of `slack_notifications` is
 // posted to a Slack incoming webhook as JSON, behind the shared queue runner of package
 // gateways. The address is either a webhook URL (https://hooks.slack.com/services/…), posted to
 // directly, or a channel name, posted to the configured endpoint with "channel" set. The
@@ -51,9 +51,7 @@ func (c Config) withDefaults() Config {
 	if c.IconEmoji == "" {
 		c.IconEmoji = DefaultIcon
 	}
-	if c.Timeout == 0 {
-		c.Timeout = httpsend.DefaultTimeout
-	}
+	c.Timeout = httpsend.TimeoutOr(c.Timeout)
 	return c
 }
 

@@ -136,5 +136,6 @@ func TestDelivery(t *testing.T) {
 		Alert:         alert("ops", "problem", "critical", "HTTP 500"),
 		Secrets:       []string{hookPath, "XXXXsl4ckS3cretXXXX"},
 		WantPermanent: "HTTP 400 for web-01:HTTP: invalid_payload",
+		WantRetryable: "answered HTTP 500 for web-01:HTTP",
 	}.Run(t)
 }

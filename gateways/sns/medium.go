@@ -1,10 +1,9 @@
 package sns
 
 import (
-	"time"
-
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/lifecycle"
 )
 
@@ -19,16 +18,14 @@ var Spec = gateways.Medium{
 		{Key: "gateways.sns.access_key", Usage: "AWS access key id"},
 		{Key: "gateways.sns.secret_key", Secret: true, Usage: "AWS secret access key"},
 		{Key: "gateways.sns.endpoint", Usage: "SNS base URL (empty: AWS's endpoint of the topic's region; set for tests or VPC endpoints)"},
-		{Key: "gateways.sns.timeout", Kind: config.Duration, Default: "10s", Usage: "HTTP request timeout"},
+		httpsend.TimeoutSetting(Medium),
 	},
 	Templates: templates,
 	Stages:    stages,
 }
 
 func stages(env gateways.Env) ([]lifecycle.Stage, error) {
-	return gateways.TemplatedStages(env, Medium, templates, func(tpl *gateways.Templates, loc *time.Location) (gateways.Sender, error) {
-		return NewSender(Options{Config: configFrom(env.Values), Templates: tpl, Location: loc, Log: env.Log})
-	})
+	return httpsend.Stages(env, Medium, templates, configFrom, NewSender)
 }
 
 // configFrom reads gateways.sns.*.

@@ -1,4 +1,4 @@
-// Package sns is the sns medium (reference §4.4): each alert of `sns_notifications` is
+// Package sns is the sns medium (docs/flapjack-1x.md 4.4): each alert of `sns_notifications` is
 // published to the Amazon SNS topic named by its address (a topic ARN), with a subject and a
 // message, behind the shared queue runner of package gateways. Requests are built and signed
 // (Signature Version 4) by the AWS SDK for Go v2 with static credentials; the SDK's own retries
@@ -59,9 +59,7 @@ func (c Config) withDefaults() Config {
 		c.Region = DefaultRegion
 	}
 	c.Endpoint = strings.TrimRight(strings.TrimSpace(c.Endpoint), "/")
-	if c.Timeout == 0 {
-		c.Timeout = httpsend.DefaultTimeout
-	}
+	c.Timeout = httpsend.TimeoutOr(c.Timeout)
 	return c
 }
 

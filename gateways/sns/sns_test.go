@@ -22,9 +22,9 @@ const (
 )
 
 func alert(typ, state, summary string) schema.Alert {
-	at, hash, details := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC).Unix(), "8f4a2b1c", "stack trace"
-	return schema.Alert{Media: Medium, Address: topic, ID: "a1", ContactID: "ops", EventID: "web-01:HTTP",
-		EventHash: &hash, State: state, Summary: &summary, Details: &details, Time: &at, NotificationType: typ}
+	a, details := testproviders.Alert(Medium, topic, typ, state, summary), "stack trace"
+	a.Details = &details
+	return a
 }
 
 func newSender(t testing.TB, endpoint string, log *zap.Logger) *Sender {
@@ -164,5 +164,6 @@ func TestDelivery(t *testing.T) {
 		Alert:         alert("problem", "critical", "HTTP 500"),
 		Secrets:       []string{secretKey},
 		WantPermanent: "SNS answered HTTP 400 InvalidParameter for web-01:HTTP",
+		WantRetryable: "SNS answered HTTP 500 InternalError for web-01:HTTP",
 	}.Run(t)
 }

@@ -1,10 +1,9 @@
 package twilio
 
 import (
-	"time"
-
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/lifecycle"
 )
 
@@ -18,16 +17,14 @@ var Spec = gateways.Medium{
 		{Key: "gateways.sms_twilio.auth_token", Secret: true, Usage: "Twilio Auth Token"},
 		{Key: "gateways.sms_twilio.from", Usage: "sender: a Twilio number in E.164 form (+15017122661), an alphanumeric sender id, or a Messaging Service SID (MG…)"},
 		{Key: "gateways.sms_twilio.endpoint", Default: DefaultEndpoint, Usage: "Twilio API base URL (messages go to <endpoint>/2010-04-01/Accounts/<account_sid>/Messages.json)"},
-		{Key: "gateways.sms_twilio.timeout", Kind: config.Duration, Default: "10s", Usage: "HTTP request timeout"},
+		httpsend.TimeoutSetting(Medium),
 	},
 	Templates: templates,
 	Stages:    stages,
 }
 
 func stages(env gateways.Env) ([]lifecycle.Stage, error) {
-	return gateways.TemplatedStages(env, Medium, templates, func(tpl *gateways.Templates, loc *time.Location) (gateways.Sender, error) {
-		return NewSender(Options{Config: configFrom(env.Values), Templates: tpl, Location: loc, Log: env.Log})
-	})
+	return httpsend.Stages(env, Medium, templates, configFrom, NewSender)
 }
 
 // configFrom reads gateways.sms_twilio.*.

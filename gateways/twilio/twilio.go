@@ -1,4 +1,4 @@
-// Package twilio is the sms_twilio medium (reference §4.4): each alert of
+// Package twilio is the sms_twilio medium (docs/flapjack-1x.md 4.4): each alert of
 // `sms_twilio_notifications` becomes one SMS sent through Twilio's Programmable Messaging API
 // (POST /2010-04-01/Accounts/{AccountSid}/Messages.json with To, From and Body, basic auth
 // AccountSid:AuthToken), behind the shared queue runner of package gateways, which retries and
@@ -44,9 +44,7 @@ func (c Config) withDefaults() Config {
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
 	}
-	if c.Timeout == 0 {
-		c.Timeout = httpsend.DefaultTimeout
-	}
+	c.Timeout = httpsend.TimeoutOr(c.Timeout)
 	return c
 }
 
@@ -85,20 +83,9 @@ func NewSender(o Options) (*Sender, error) {
 // messagingService is a Messaging Service SID, sent as MessagingServiceSid instead of From.
 var messagingService = regexp.MustCompile(`^MG[0-9a-f]{32}$`)
 
-// PhoneNumber tidies an address for Twilio: spaces, dashes, dots and brackets people write
-// in phone numbers are removed ("+61 414 123-456" → "+61414123456").
-func PhoneNumber(address string) string {
-	return strings.Map(func(r rune) rune {
-		if strings.ContainsRune(" -.()\t", r) {
-			return -1
-		}
-		return r
-	}, address)
-}
-
 // Send implements gateways.Sender.
 func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
-	to := PhoneNumber(a.Address)
+	to := httpsend.TidyNumber(a.Address)
 	if to == "" {
 		return gateways.Permanent(errors.New("alert has no phone number (address)"))
 	}

@@ -21,9 +21,7 @@ const (
 )
 
 func alert(typ, state, summary string) schema.Alert {
-	at, hash := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC).Unix(), "8f4a2b1c"
-	return schema.Alert{Media: Medium, Address: "+61 414 123 456", ID: "a1", ContactID: "ops", EventID: "web-01:HTTP",
-		EventHash: &hash, State: state, Summary: &summary, Time: &at, NotificationType: typ}
+	return testproviders.Alert(Medium, "+61 414 123 456", typ, state, summary)
 }
 
 func newSender(t testing.TB, endpoint string, log *zap.Logger) *Sender {
@@ -171,6 +169,7 @@ func TestDelivery(t *testing.T) {
 		Alert:         alert("problem", "critical", "HTTP 500"),
 		Secrets:       []string{token},
 		WantPermanent: "the Twilio API answered HTTP 400 for web-01:HTTP: error 21211",
+		WantRetryable: "answered HTTP 500 for web-01:HTTP",
 		Check: func(t testing.TB, req testproviders.Request) {
 			if got := req.Form.Get("Body"); got != "Problem: 'HTTP' on web-01 is Critical at 5 Jan 10:00, HTTP 500 (ACKID 8f4a2b1c)" {
 				t.Errorf("Body %q", got)

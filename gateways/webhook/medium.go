@@ -3,6 +3,7 @@ package webhook
 import (
 	"github.com/flapjackgo/flapjack/config"
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/internal/httpsend"
 	"github.com/flapjackgo/flapjack/lifecycle"
 )
 
@@ -11,7 +12,7 @@ var Spec = gateways.Medium{
 	Name: Medium,
 	Settings: []config.Setting{
 		{Key: "gateways.webhook.secret", Secret: true, Usage: "shared secret: each POST carries X-Flapjack-Signature: sha256=<hex HMAC-SHA256 of the body> (empty: unsigned)"},
-		{Key: "gateways.webhook.timeout", Kind: config.Duration, Default: "10s", Usage: "HTTP request timeout"},
+		httpsend.TimeoutSetting(Medium),
 		{Key: "gateways.webhook.allowed_hosts", Kind: config.List, Usage: "when set, the only hosts alerts are posted to (host, host:port, *.domain); other addresses are dead-lettered"},
 	},
 	Stages: stages,

@@ -1,5 +1,5 @@
 // Package webhook is the webhook medium: each alert of `webhook_notifications` is POSTed, as
-// the JSON exactly as it was queued (SPEC 3.2, the shape third-party gateways read), to the URL
+// the JSON exactly as it was queued (docs/decisions.md I2, the shape third-party gateways read), to the URL
 // that is the contact's address, behind the shared queue runner of package gateways. With a
 // shared secret the request carries `X-Flapjack-Signature: sha256=<hex HMAC-SHA256 of the
 // body>`. The gateway follows redirects only to the same host, keeping the POST and never
@@ -50,9 +50,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Timeout == 0 {
-		c.Timeout = httpsend.DefaultTimeout
-	}
+	c.Timeout = httpsend.TimeoutOr(c.Timeout)
 	hosts := make([]string, 0, len(c.AllowedHosts))
 	for _, h := range c.AllowedHosts {
 		hosts = append(hosts, strings.ToLower(strings.TrimSpace(h)))

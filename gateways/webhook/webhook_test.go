@@ -199,6 +199,7 @@ func TestDelivery(t *testing.T) {
 		Address:       func(url string) string { return url + "/hooks/flapjack" },
 		Secrets:       []string{secret},
 		WantPermanent: "answered HTTP 400 for web-01:HTTP",
+		WantRetryable: "answered HTTP 500 for web-01:HTTP",
 	}.Run(t)
 }
 

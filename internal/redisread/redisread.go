@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/internal/strset"
 )
 
 // Batch pipelines reads: queue commands, run them in one round trip, then read each reply.
@@ -124,7 +126,7 @@ func Scan(ctx context.Context, conn redis.Conn, base, typ string) ([]string, err
 			}
 		}
 		if cursor == "0" {
-			return unique(out), nil
+			return strset.Unique(out), nil
 		}
 	}
 }
@@ -153,7 +155,7 @@ func Memberships(ctx context.Context, conn redis.Conn, setKeys []string, ids []s
 	if err := sizes.Run(ctx, conn); err != nil {
 		return nil, nil, err
 	}
-	want := set(ids)
+	want := strset.Of(ids)
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
@@ -203,27 +205,6 @@ func Memberships(ctx context.Context, conn redis.Conn, setKeys []string, ids []s
 
 // Err is the Redis error reply at i (WRONGTYPE...), nil when the command succeeded.
 func (b *Batch) Err(i int) error { return b.errs[i] }
-
-func set(items []string) map[string]bool {
-	m := make(map[string]bool, len(items))
-	for _, s := range items {
-		m[s] = true
-	}
-	return m
-}
-
-// unique returns items without repeats, in first-seen order.
-func unique(items []string) []string {
-	seen := make(map[string]bool, len(items))
-	out := items[:0:0]
-	for _, s := range items {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
 
 // Reply is the reply at i with its Redis error, for the redis.X helpers.
 func (b *Batch) Reply(i int) (any, error) { return b.replies[i], b.errs[i] }

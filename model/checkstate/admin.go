@@ -45,7 +45,7 @@ func adminWrite(conn redis.Conn, keys schema.Keys, entity, check string, now tim
 	return fmt.Errorf("%s:%s kept changing; try again", entity, check)
 }
 
-// CreateScheduledMaintenance stores a scheduled window (reference §2.6 Create: a window with the
+// CreateScheduledMaintenance stores a scheduled window (docs/flapjack-1x.md 2.6 Create: a window with the
 // same start is replaced) and revalidates the current-maintenance key.
 func CreateScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check string, start time.Time, duration time.Duration, summary string, now time.Time) error {
 	if duration < time.Second {
@@ -68,7 +68,7 @@ func CreateScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check
 	})
 }
 
-// EndScheduledMaintenance ends the window starting at start (reference §2.6 End): a future
+// EndScheduledMaintenance ends the window starting at start (docs/flapjack-1x.md 2.6 End): a future
 // window is deleted, a running one is shortened to end now, a finished one is an error. The
 // current-maintenance key is revalidated: another window covering now takes over at once.
 func EndScheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check string, start time.Time, now time.Time) error {
@@ -124,7 +124,7 @@ func coveringLast(windows map[int64]int64, now int64) Window {
 	return active
 }
 
-// EndUnscheduledMaintenance ends a running acknowledgement at now (reference §2.6 End).
+// EndUnscheduledMaintenance ends a running acknowledgement at now (docs/flapjack-1x.md 2.6 End).
 func EndUnscheduledMaintenance(conn redis.Conn, keys schema.Keys, entity, check string, now time.Time) error {
 	return adminWrite(conn, keys, entity, check, now, func(f *CheckFacts, w *CheckWriter) error {
 		um := f.UnscheduledMaintenance

@@ -21,7 +21,7 @@ var (
 	checkFactsScript = model.NewScript(mustExpandFacts(checkFactsSource))
 )
 
-// Notification kinds whose last timestamps are tracked (reference §2.5).
+// Notification kinds whose last timestamps are tracked (docs/flapjack-1x.md 2.5).
 const (
 	KindProblem = iota
 	KindWarning
@@ -134,7 +134,7 @@ type CheckFacts struct {
 const NoNotifiedSeverity = "none"
 
 // MaxNotifiedSeverity is the highest failing severity notified since the last recovery
-// (reference §2.5), in priority order rather than recency: the recorded value, else derived from
+// (docs/flapjack-1x.md 2.5), in priority order rather than recency: the recorded value, else derived from
 // the timestamps (a database written by Flapjack 1.x). Recoveries and acknowledgements inherit
 // it as their severity. "" when nothing failing was notified (NotificationsRead must be true).
 func (f *CheckFacts) MaxNotifiedSeverity() string {
@@ -206,7 +206,7 @@ func ReadFacts(conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsReq
 }
 
 // ReadFactsWithCheckTags is ReadFacts that also fills each check's CheckTags, the tags given
-// to it through the API (check_tag:TAG), for the event tag set (reference §1.5): the tags the
+// to it through the API (check_tag:TAG), for the event tag set (docs/flapjack-1x.md 1.5): the tags the
 // API gave any check (known_tags:check_tag) come in the facts' round trip, and which checks
 // carry them takes one more only when there are some.
 func ReadFactsWithCheckTags(ctx context.Context, conn redis.Conn, keys schema.Keys, now time.Time, reqs []FactsRequest) ([]CheckFacts, error) {

@@ -9,7 +9,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// ArmStale schedules the check's staleness deadline (SPEC 4.19) within a real result's writes:
+// ArmStale schedules the check's staleness deadline (docs/decisions.md D19) within a real result's writes:
 // the check is stale at e.Last+e.TTL unless another result arrives first. Results without a ttl
 // write nothing here; the claim of a deadline notices them (last_update moved on) and disarms it.
 func ArmStale(ops *model.Ops, keys schema.Keys, id string, e schema.StaleEntry) {

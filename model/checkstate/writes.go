@@ -33,7 +33,7 @@ func (w *CheckWriter) Flush(nextRevision int64) {
 	w.checkFields = nil
 }
 
-// StateChange records a new state in the history (reference §2.3, "if the new state differs").
+// StateChange records a new state in the history (docs/flapjack-1x.md 2.3, "if the new state differs").
 func (w *CheckWriter) StateChange(now int64, state, summary, details string, count int64) {
 	k := w.Keys
 	w.setCheck("state", state, "last_change", now)
@@ -61,14 +61,14 @@ type Update struct {
 	Perfdata            string // raw Nagios perfdata; "" = leave the stored value
 	InitialFailureDelay int64
 	RepeatFailureDelay  int64
-	EventTime           int64 // newest event `time` applied (orders events, SPEC 4.11); 0 = none
+	EventTime           int64 // newest event `time` applied (orders events, docs/decisions.md D11); 0 = none
 	Sequence            int64 // claim order; 0 when unknown
-	// Stale: a result recorded because the check went silent (SPEC 4.19); last_update keeps the
+	// Stale: a result recorded because the check went silent (docs/decisions.md D19); last_update keeps the
 	// time of the last real result, so freshness and the staleness claim still see the silence.
 	Stale bool
 }
 
-// ServiceUpdate writes the fields every service event sets in the check hash (reference §2.3
+// ServiceUpdate writes the fields every service event sets in the check hash (docs/flapjack-1x.md 2.3
 // "Always"), skipping those that already hold the value (f is what was read). The indexes that
 // make the check current are written for a whole batch by the caller (Indexes).
 func (w *CheckWriter) ServiceUpdate(u Update, f *CheckFacts) {
@@ -113,7 +113,7 @@ func (w *CheckWriter) Action(now int64, state string) {
 	w.Ops.HSet(w.Keys.Actions(w.ID), now, state)
 }
 
-// CreateEntity records a new entity under both Flapjack layouts (SPEC 4.15).
+// CreateEntity records a new entity under both Flapjack layouts (docs/decisions.md D15).
 func (w *CheckWriter) CreateEntity(entityID string) {
 	k := w.Keys
 	w.Ops.HSet(k.EntityIDsByName(), w.Entity, entityID)
@@ -122,13 +122,13 @@ func (w *CheckWriter) CreateEntity(entityID string) {
 	w.Ops.HSet(k.Entity(entityID), "name", w.Entity)
 }
 
-// AckHash records the check's acknowledgement hash both ways (reference §2.7).
+// AckHash records the check's acknowledgement hash both ways (docs/flapjack-1x.md 2.7).
 func (w *CheckWriter) AckHash(hash string) {
 	w.Ops.HSet(w.Keys.CheckHashesByID(), w.ID, hash)
 	w.Ops.HSet(w.Keys.ChecksByHash(), hash, w.ID)
 }
 
-// Notified records a generated notification (reference §2.8 step 3): the type's last and list
+// Notified records a generated notification (docs/flapjack-1x.md 2.8 step 3): the type's last and list
 // keys, and for failures also the state's.
 func (w *CheckWriter) Notified(now int64, notificationType, failingState string) {
 	k := w.Keys
@@ -142,7 +142,7 @@ func (w *CheckWriter) Notified(now int64, notificationType, failingState string)
 
 // NotificationOrder records the kind of the latest notification and the highest failing
 // severity notified since the last recovery ("none" right after one) in the check hash, so
-// notifications of the same second keep their order (SPEC 4.1). An empty value is left alone.
+// notifications of the same second keep their order (docs/decisions.md D1). An empty value is left alone.
 func (w *CheckWriter) NotificationOrder(kind, severity string) {
 	if kind != "" {
 		w.setCheck("last_notification_kind", kind)
@@ -186,7 +186,7 @@ func (w *CheckWriter) DeleteMaintenance(kind string, start int64) {
 // the caller read it before its writes (zero when unknown: the key is then rewritten). The key
 // holds only a start second, so a window replaced within its start second (two acknowledgements
 // in one second, a scheduled window created again at the same start) is told apart by its end.
-// Decisions use the windows and the clock, never the key (SPEC 4.1).
+// Decisions use the windows and the clock, never the key (docs/decisions.md D1).
 func (w *CheckWriter) SyncCurrentMaintenance(kind string, active, read Window, current string, now int64) {
 	if active.Covers(now) {
 		start := formatInt(active.Start)

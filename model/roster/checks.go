@@ -9,12 +9,13 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Checks as Flapjack 1.x's JSON API sees them (reference A.7): a check exists when it is in
+// Checks as Flapjack 1.x's JSON API sees them (docs/flapjack-1x.md A.7): a check exists when it is in
 // all_checks:ENTITY or current_checks:ENTITY or has a check hash; enabled means in
 // current_checks:ENTITY; its tags are the check_tag:TAG sets (known_tags:check_tag) holding it.
 
@@ -90,7 +91,7 @@ func ReadChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []m
 	for _, r := range uniq {
 		entities = append(entities, r.Entity)
 	}
-	entities = unique(entities)
+	entities = strset.Unique(entities)
 	type entityReads struct{ byName, key, all, current int }
 	eat := map[string]entityReads{}
 	for _, e := range entities {
@@ -162,7 +163,7 @@ func CreateChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, checks
 	if err := k.err(); err != nil {
 		return nil, err
 	}
-	entityIDs = unique(entityIDs)
+	entityIDs = strset.Unique(entityIDs)
 	var ids []string
 	err := guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		st, err := t.readEntityState(entityIDs, nil)
@@ -187,14 +188,14 @@ func CreateChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, checks
 }
 
 func tagCheck(ops *model.Ops, keys schema.Keys, id string, add, remove []string) {
-	for _, t := range unique(add) {
+	for _, t := range strset.Unique(add) {
 		ops.SAdd(keys.CheckTag(t), id)
 	}
-	for _, t := range unique(remove) {
+	for _, t := range strset.Unique(remove) {
 		ops.SRem(keys.CheckTag(t), id)
 	}
 	if len(add) > 0 {
-		ops.SAdd(keys.KnownCheckTags(), toBulk(unique(add))...)
+		ops.SAdd(keys.KnownCheckTags(), toBulk(strset.Unique(add))...)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -58,7 +59,7 @@ type PagerdutySettings struct {
 // normalized is c as stored: tags without repeats, media sorted by name, rules normalized and
 // owned by c.
 func (c ContactData) normalized() ContactData {
-	c.Tags = unique(c.Tags)
+	c.Tags = strset.Unique(c.Tags)
 	c.Media = append([]Medium(nil), c.Media...)
 	sort.SliceStable(c.Media, func(i, j int) bool { return c.Media[i].Name < c.Media[j].Name })
 	rules := make([]Rule, len(c.Rules))
@@ -70,7 +71,7 @@ func (c ContactData) normalized() ContactData {
 	return c
 }
 
-// normalized is r as stored: entity names trimmed and lower-cased (SPEC 4.14), tags and media
+// normalized is r as stored: entity names trimmed and lower-cased (docs/decisions.md D14), tags and media
 // lists without repeats, time restrictions as compact JSON ("[]" for none).
 func (r Rule) normalized() Rule {
 	entities := make([]string, len(r.Entities))
@@ -78,10 +79,10 @@ func (r Rule) normalized() Rule {
 		entities[i] = NormalizeEntityName(e)
 	}
 	r.Entities = entities
-	r.Tags = unique(r.Tags)
-	r.UnknownMedia = unique(r.UnknownMedia)
-	r.WarningMedia = unique(r.WarningMedia)
-	r.CriticalMedia = unique(r.CriticalMedia)
+	r.Tags = strset.Unique(r.Tags)
+	r.UnknownMedia = strset.Unique(r.UnknownMedia)
+	r.WarningMedia = strset.Unique(r.WarningMedia)
+	r.CriticalMedia = strset.Unique(r.CriticalMedia)
 	if compact, problems := TimeRestrictions(r.TimeRestrictions); len(problems) == 0 {
 		r.TimeRestrictions = compact
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -15,8 +16,8 @@ import (
 // entities links. All or nothing: a missing contact, or an entity id that is not known
 // (all_entity_names_by_id or entity:ID), is a *NotFoundError.
 func LinkEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, contactIDs, add, remove []string) error {
-	contactIDs, add, remove = unique(contactIDs), unique(add), unique(remove)
-	entities := unique(append(append([]string(nil), add...), remove...))
+	contactIDs, add, remove = strset.Unique(contactIDs), strset.Unique(add), strset.Unique(remove)
+	entities := strset.Unique(append(append([]string(nil), add...), remove...))
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		if err := t.mustExist(contactIDs...); err != nil {
 			return nil, err

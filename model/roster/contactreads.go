@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -55,7 +56,7 @@ func (at contactAt) exists(b *redisread.Batch) bool { return b.Str(int(at)) == "
 // withEntities also the entities linked to each (found by SCAN of contacts_for:*). Rules that
 // cannot be decoded are left out.
 func ReadContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, withEntities bool) ([]StoredContact, error) {
-	ids = unique(ids)
+	ids = strset.Unique(ids)
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -174,7 +175,7 @@ func linkEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, contac
 // ReadRules reads the notification rules ids that exist, in the order given, each once, in one
 // round trip. Rules that cannot be decoded are left out.
 func ReadRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) ([]Rule, error) {
-	ids = unique(ids)
+	ids = strset.Unique(ids)
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -218,7 +219,7 @@ func RuleIDs(ctx context.Context, conn redis.Conn, keys schema.Keys) ([]string, 
 	for i := range contacts {
 		ids = append(ids, b.Strs(i)...)
 	}
-	ids = unique(ids)
+	ids = strset.Unique(ids)
 	sort.Strings(ids)
 	return ids, nil
 }

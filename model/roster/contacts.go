@@ -14,7 +14,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Contact is a person (or team) with media and notification rules (reference §3.9).
+// Contact is a person (or team) with media and notification rules (docs/flapjack-1x.md 3.9).
 type Contact struct {
 	ID        string
 	FirstName string
@@ -64,7 +64,7 @@ type Rule struct {
 }
 
 // EntityID finds an entity's id through Flapjack 1.6's all_entity_ids_by_name hash or the
-// seed's entity_id:NAME key (SPEC 4.15); "" when the entity is unknown.
+// seed's entity_id:NAME key (docs/decisions.md D15); "" when the entity is unknown.
 func EntityID(conn redis.Conn, keys schema.Keys, entity string) (string, error) {
 	id, err := redis.String(conn.Do("HGET", keys.EntityIDsByName(), entity))
 	if err == nil {
@@ -83,7 +83,7 @@ func EntityID(conn redis.Conn, keys schema.Keys, entity string) (string, error) 
 	return id, nil
 }
 
-// ContactIDsFor lists the contacts interested in entity:check, each once (SPEC 4.5), in
+// ContactIDsFor lists the contacts interested in entity:check, each once (docs/decisions.md D5), in
 // Flapjack's order: contacts_for:ENTITY_ID, contacts_for:ALL, contacts_for:ENTITY_ID:CHECK.
 func ContactIDsFor(conn redis.Conn, keys schema.Keys, entity, check string) ([]string, error) {
 	entityID, err := EntityID(conn, keys, entity)

@@ -12,6 +12,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -323,7 +324,7 @@ func replaceContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, in 
 		if len(candidates) == 0 {
 			return nil, nil
 		}
-		st, err := t.readContacts(ids, ruleIDs, unique(tags), true)
+		st, err := t.readContacts(ids, ruleIDs, strset.Unique(tags), true)
 		if err != nil {
 			return nil, err
 		}
@@ -383,7 +384,7 @@ func replaceContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, in 
 		var ops model.Ops
 		for _, i := range candidates {
 			if !res.Refused[i] {
-				clearContact(&ops, keys, contacts[i].ID, st, setOf(contacts[i].Tags))
+				clearContact(&ops, keys, contacts[i].ID, st, strset.Of(contacts[i].Tags))
 				forgetDroppedMedia(&ops, keys, contacts[i], st.media[contacts[i].ID])
 			}
 		}
@@ -413,7 +414,7 @@ func replaceContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, in 
 // forces a retry: it must only depend on its argument). All or nothing: a missing contact is a
 // *NotFoundError, an invalid result a *ValidationError.
 func UpdateContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, change func(*ContactInfo) error) error {
-	ids = unique(ids)
+	ids = strset.Unique(ids)
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		var b redisread.Batch
 		var watch []string
@@ -491,7 +492,7 @@ func missing(what string, ids []string, found func(i int) bool) error {
 // drop_alerts_for_contact keys expire on their own). All or nothing: a missing contact is a
 // *NotFoundError.
 func DeleteContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) error {
-	ids = unique(ids)
+	ids = strset.Unique(ids)
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		st, err := t.readContacts(ids, nil, nil, true)
 		if err != nil {
@@ -692,7 +693,7 @@ func DeleteMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []
 // a missing contact is a *NotFoundError, an empty service key a *ValidationError. DeleteMedia
 // of the pagerduty medium removes both.
 func UpdatePagerduty(ctx context.Context, conn redis.Conn, keys schema.Keys, contactIDs []string, change func(*PagerdutySettings) error) error {
-	contactIDs = unique(contactIDs)
+	contactIDs = strset.Unique(contactIDs)
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		if err := t.mustExist(contactIDs...); err != nil {
 			return nil, err
@@ -868,7 +869,7 @@ func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Ru
 // the result replaces it. All or nothing: a missing rule is a *NotFoundError, an invalid
 // result a *ValidationError.
 func UpdateRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, change func(*Rule) error) error {
-	ids = unique(ids)
+	ids = strset.Unique(ids)
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		rules, err := t.readDecodedRules(ids)
 		if err != nil {
@@ -934,7 +935,7 @@ func (t *txn) readDecodedRules(ids []string) ([]Rule, error) {
 // DeleteRules deletes notification rules and takes them off their contacts' lists. All or
 // nothing: a missing rule is a *NotFoundError.
 func DeleteRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) error {
-	ids = unique(ids)
+	ids = strset.Unique(ids)
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		stored, err := t.readRules(ids)
 		if err != nil {
@@ -955,7 +956,7 @@ func DeleteRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []s
 // does for a contact's notification_rules link: each leaves its owner's list for contactID's.
 // All or nothing: a missing contact or rule is a *NotFoundError.
 func MoveRules(ctx context.Context, conn redis.Conn, keys schema.Keys, contactID string, ids []string) error {
-	ids = unique(ids)
+	ids = strset.Unique(ids)
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		if err := t.mustExist(contactID); err != nil {
 			return nil, err

@@ -8,12 +8,13 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Entities as Flapjack 1.x's JSON API sees them (reference A.6): an id, a name under both
-// layouts of SPEC 4.15 (all_entity_ids_by_name / all_entity_names_by_id and entity_id:NAME /
+// Entities as Flapjack 1.x's JSON API sees them (docs/flapjack-1x.md A.6): an id, a name under both
+// layouts of docs/decisions.md D15 (all_entity_ids_by_name / all_entity_names_by_id and entity_id:NAME /
 // entity:ID), the contacts of contacts_for:ID and the checks of all_checks:NAME and
 // current_checks:NAME.
 
@@ -43,7 +44,7 @@ func EntityIDs(conn redis.Conn, keys schema.Keys) ([]string, error) {
 		}
 		all = append(all, v...)
 	}
-	all = unique(all)
+	all = strset.Unique(all)
 	sort.Strings(all)
 	return all, nil
 }
@@ -67,7 +68,7 @@ func entityName(b *redisread.Batch, at [2]int) string {
 // ReadEntities reads the entities of ids that exist, in the order given, each once, in two
 // round trips.
 func ReadEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) ([]Entity, error) {
-	ids = unique(ids)
+	ids = strset.Unique(ids)
 	var b redisread.Batch
 	at := entityNameReads(&b, keys, ids)
 	if err := b.Run(ctx, conn); err != nil {
@@ -92,7 +93,7 @@ func ReadEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []
 	for i := range out {
 		out[i].Contacts = d.Strs(rs[i].contacts)
 		sort.Strings(out[i].Contacts)
-		out[i].Checks = unique(append(d.Strs(rs[i].all), d.Strs(rs[i].current)...))
+		out[i].Checks = strset.Unique(append(d.Strs(rs[i].all), d.Strs(rs[i].current)...))
 		sort.Strings(out[i].Checks)
 		out[i].Enabled = d.Str(rs[i].enabled) != ""
 	}
@@ -187,7 +188,7 @@ func writeEntityName(ops *model.Ops, keys schema.Keys, id, name string) {
 	ops.HSet(keys.Entity(id), "name", name)
 }
 
-// CreateEntities records entities (names lower-cased, SPEC 4.14); an id that exists under
+// CreateEntities records entities (names lower-cased, docs/decisions.md D14); an id that exists under
 // another name renames it (merging when the name is taken), as Flapjack 1.x did. All or
 // nothing: an empty id or name is a *ValidationError, a new id under a name another entity has
 // an *ExistsError.
@@ -210,7 +211,7 @@ func CreateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, in [
 		ids, names = append(ids, e.ID), append(names, e.Name)
 	}
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		st, err := t.readEntityState(unique(ids), unique(names))
+		st, err := t.readEntityState(strset.Unique(ids), strset.Unique(names))
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +237,7 @@ func (t *txn) withOldNames(st *entityState, ids, names []string) (*entityState, 
 			more = append(more, n)
 		}
 	}
-	return t.readEntityState(unique(ids), unique(more))
+	return t.readEntityState(strset.Unique(ids), strset.Unique(more))
 }
 
 // EntityChange is a change of entities (PATCH /entities/:ids).
@@ -249,7 +250,7 @@ type EntityChange struct {
 // UpdateEntities applies change to every entity of ids. All or nothing: a missing entity or
 // contact is a *NotFoundError, a bad tag a *ValidationError.
 func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, change EntityChange) error {
-	ids = unique(ids)
+	ids = strset.Unique(ids)
 	name := NormalizeEntityName(change.Name)
 	var k checker
 	for i, tag := range append(append([]string(nil), change.AddTags...), change.RemoveTags...) {
@@ -264,7 +265,7 @@ func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 	if err := k.err(); err != nil {
 		return err
 	}
-	contacts := unique(append(append([]string(nil), change.AddContacts...), change.RemoveContacts...))
+	contacts := strset.Unique(append(append([]string(nil), change.AddContacts...), change.RemoveContacts...))
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		if err := t.mustExist(contacts...); err != nil {
 			return nil, err
@@ -290,21 +291,21 @@ func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 					return nil, err
 				}
 			}
-			for _, c := range unique(change.AddContacts) {
+			for _, c := range strset.Unique(change.AddContacts) {
 				ops.SAdd(keys.ContactsFor(id), c)
 			}
-			for _, c := range unique(change.RemoveContacts) {
+			for _, c := range strset.Unique(change.RemoveContacts) {
 				ops.SRem(keys.ContactsFor(id), c)
 			}
-			for _, tag := range unique(change.AddTags) {
+			for _, tag := range strset.Unique(change.AddTags) {
 				ops.SAdd(keys.EntityTag(tag), id)
 			}
-			for _, tag := range unique(change.RemoveTags) {
+			for _, tag := range strset.Unique(change.RemoveTags) {
 				ops.SRem(keys.EntityTag(tag), id)
 			}
 		}
 		if len(change.AddTags) > 0 {
-			ops.SAdd(keys.KnownEntityTags(), toBulk(unique(change.AddTags))...)
+			ops.SAdd(keys.KnownEntityTags(), toBulk(strset.Unique(change.AddTags))...)
 		}
 		return &ops, nil
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -19,8 +20,8 @@ var (
 	renameScript = redis.NewScript(0, renameSource)
 )
 
-// RenameEntity renames entity id to newName (lower-cased, SPEC 4.14), as Flapjack 1.6's
-// PATCH /entities/:id and POST /entities do (reference A.6): the data of its checks moves from
+// RenameEntity renames entity id to newName (lower-cased, docs/decisions.md D14), as Flapjack 1.6's
+// PATCH /entities/:id and POST /entities do (docs/flapjack-1x.md A.6): the data of its checks moves from
 // the old name to the new one, and when another entity has newName already the two are merged
 // (see planMove). The entity id keeps its contacts_for links; a merged-away entity's id loses
 // its name. now is the caller's clock; the move itself reads none (TTLs move with the keys).
@@ -52,7 +53,7 @@ func (t *txn) planMove(old, name string) error {
 	if err := b.Run(t.ctx, t.conn); err != nil {
 		return err
 	}
-	checks := unique(append(b.Strs(all), b.Strs(cur)...))
+	checks := strset.Unique(append(b.Strs(all), b.Strs(cur)...))
 	knownTags := b.Strs(tags)
 
 	kinds := []string{schema.Scheduled, schema.Unscheduled}
@@ -83,7 +84,7 @@ func (t *txn) planMove(old, name string) error {
 		mv("check", k.Check(src), k.Check(dst), k.FailedChecks(), src, dst)
 		key("list", k.States(src), k.States(dst))
 		key("zset", k.SortedStateTimestamps(src), k.SortedStateTimestamps(dst))
-		for _, s := range unique(append(d.Strs(rs[i].states), d.Strs(rs[i].sorted)...)) {
+		for _, s := range strset.Unique(append(d.Strs(rs[i].states), d.Strs(rs[i].sorted)...)) {
 			ts, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
 				continue // not a timestamp: no per-timestamp keys to find

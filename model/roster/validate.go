@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/timerestriction"
 )
 
@@ -150,7 +151,7 @@ func RollupThresholdProblem(medium string, n int64) string {
 	return ""
 }
 
-// PatternProblem checks a rule's regex_entities or regex_tags pattern (Go RE2, SPEC 4.7).
+// PatternProblem checks a rule's regex_entities or regex_tags pattern (Go RE2, docs/decisions.md D7).
 func PatternProblem(pattern string) string {
 	if _, err := regexp.Compile(pattern); err != nil {
 		return fmt.Sprintf("pattern %q does not compile as a Go RE2 regular expression: %v", pattern, err)
@@ -170,7 +171,7 @@ func RuleContactProblem(ruleContactID, contactID string) string {
 // each with a start and an end: start_time or start_date, end_time or end_date; "" and "null"
 // mean none) and returns them as compact JSON, "[]" when there are none. Problems name the
 // field under time_restrictions: "" for the whole, "[1]", "[2].end_time". The restrictions
-// themselves (ice_cube hashes or RRULE strings, SPEC 4.9) are read by the notifier, which
+// themselves (ice_cube hashes or RRULE strings, docs/decisions.md D9) are read by the notifier, which
 // treats one it cannot read as never active: see RuleWarnings.
 func TimeRestrictions(raw string) (string, []FieldError) {
 	t := strings.TrimSpace(raw)
@@ -212,7 +213,7 @@ func isNull(raw json.RawMessage) bool {
 }
 
 // NormalizeEntityName is how an entity name in a rule is stored: trimmed and lower-cased
-// (SPEC 4.14).
+// (docs/decisions.md D14).
 func NormalizeEntityName(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
 
 // checker gathers FieldErrors under a path prefix.
@@ -350,7 +351,7 @@ func (k *checker) rule(r *Rule) {
 
 // ContactWarnings lists what is worth telling about a valid contact without making it invalid:
 // a rule naming a medium the contact has no address for, a time restriction the notifier will
-// not be able to read (it treats it as never active, SPEC 4.9).
+// not be able to read (it treats it as never active, docs/decisions.md D9).
 func ContactWarnings(c ContactData) []string {
 	loc, err := location(c.Timezone)
 	if err != nil {
@@ -369,7 +370,7 @@ func ContactWarnings(c ContactData) []string {
 			field string
 			items []string
 		}{{"unknown_media", r.UnknownMedia}, {"warning_media", r.WarningMedia}, {"critical_media", r.CriticalMedia}} {
-			for _, m := range unique(l.items) {
+			for _, m := range strset.Unique(l.items) {
 				if !addresses[m] {
 					out = append(out, fmt.Sprintf("contact %q: rule %q lists %q in %s, but the contact has no %s address", c.ID, r.ID, m, l.field, m))
 				}
@@ -392,19 +393,6 @@ func restrictionWarnings(contactID string, r Rule, loc *time.Location) []string 
 	_, errs := timerestriction.ParseList(compact, loc)
 	for _, err := range errs {
 		out = append(out, fmt.Sprintf("contact %q: rule %q: the notifier will treat a time restriction as never active: %v", contactID, r.ID, err))
-	}
-	return out
-}
-
-// unique returns items without repeats, in first-seen order.
-func unique(items []string) []string {
-	seen := make(map[string]bool, len(items))
-	out := items[:0:0]
-	for _, s := range items {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
 	}
 	return out
 }

@@ -49,7 +49,7 @@
 -- A record guarding a key that a record before it in the call also guarded, and which was not
 -- applied, is not applied either: its expected revision counts on the earlier record's bump, and
 -- a bump by someone else must not pass for it.
--- The index section (reference §2.3): the keys all_checks and current_entities, the score (the
+-- The index section (docs/flapjack-1x.md 2.3): the keys all_checks and current_entities, the score (the
 -- batch's now), the entity count E, then per entity: its name (member of current_entities), its
 -- keys all_checks:ENTITY and current_checks:ENTITY, its check count K and K triples: the index
 -- (1-based) of the record that touched the check, the check's name (member of the entity's two

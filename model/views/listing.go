@@ -17,7 +17,7 @@ import (
 // or SCAN.
 
 // FailedCheck is a member of failed_checks with its score: the time the check last changed into
-// a failing state (reference §2.2).
+// a failing state (docs/flapjack-1x.md 2.2).
 type FailedCheck struct {
 	model.CheckRef
 	Since int64

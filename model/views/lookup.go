@@ -18,7 +18,7 @@ import (
 // listings, and a check's status with its maintenance at an instant. None of them writes, and
 // none uses KEYS or SCAN.
 
-// CheckByHash finds the check of an acknowledgement hash (checks_by_hash, reference §2.7).
+// CheckByHash finds the check of an acknowledgement hash (checks_by_hash, docs/flapjack-1x.md 2.7).
 // Hashes are lower-case hex, so the lookup is made with hash lower-cased; found is false for an
 // unknown hash or an entry that is not ENTITY:CHECK.
 func CheckByHash(conn redis.Conn, keys schema.Keys, hash string) (ref model.CheckRef, found bool, err error) {
@@ -64,8 +64,8 @@ func EntityNames(conn redis.Conn, keys schema.Keys) ([]string, error) {
 	return names, nil
 }
 
-// EntityExists reports whether an entity is known under either layout (SPEC 4.15) or has
-// current checks. The name is lower-cased first (SPEC 4.14).
+// EntityExists reports whether an entity is known under either layout (docs/decisions.md D15) or has
+// current checks. The name is lower-cased first (docs/decisions.md D14).
 func EntityExists(conn redis.Conn, keys schema.Keys, name string) (bool, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if name == "" {
@@ -102,7 +102,7 @@ type CheckStatus struct {
 	Enabled    bool  // listed in current_checks:ENTITY
 	// Scheduled is the scheduled maintenance window covering the instant (the one ending last),
 	// zero when none; Unscheduled the acknowledgement covering it. Both come from the stored
-	// windows and the given instant, never from key TTLs (SPEC 4.1).
+	// windows and the given instant, never from key TTLs (docs/decisions.md D1).
 	Scheduled          checkstate.Window
 	ScheduledSummary   string
 	Unscheduled        checkstate.Window

@@ -34,7 +34,7 @@ func seedLookup(t *testing.T, db *testredis.DB, keys schema.Keys, now int64) {
 	db.Do(t, "ZADD", keys.Maintenances(schema.Unscheduled, http), 3600, now-86400, 4*3600, ackStart)
 	db.Do(t, "ZADD", keys.SortedMaintenanceTimestamps(schema.Unscheduled, http), now-86400, now-86400, ackStart, ackStart)
 	db.Do(t, "SET", keys.MaintenanceSummary(schema.Unscheduled, http, ackStart), "ada: fixing it")
-	// The current-maintenance key is only a cache: its absence must not matter (SPEC 4.1).
+	// The current-maintenance key is only a cache: its absence must not matter (docs/decisions.md D1).
 
 	// Ping: scheduled window from an hour ago for 3 hours, and one in the future.
 	smStart := now - 3600

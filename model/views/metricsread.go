@@ -15,26 +15,27 @@ import (
 // 1.x's check_freshness buckets; the last bucket has no upper bound.
 var FreshnessBounds = []int64{0, 60, 300, 900, 3600}
 
-// StoreMetrics are the counts Flapjack 1.x's JSON metrics report (reference A.10).
+// StoreMetrics are the counts Flapjack 1.x's JSON metrics report (docs/flapjack-1x.md A.10).
 type StoreMetrics struct {
 	TotalKeys        int64            // DBSIZE: every key of the database, whatever its prefix
 	EventCounters    map[string]int64 // event_counters
-	EventQueueLength int64            // LLEN events
+	EventQueueLength int64            // LLEN of the events list (executive.queue)
 	// Freshness counts current checks by seconds since their last event (the score in
 	// current_checks:ENTITY), one count per FreshnessBounds bucket.
 	Freshness                                     []int64
 	EntitiesAll, EntitiesEnabled, EntitiesFailing int64
 	ChecksAll, ChecksFailing                      int64
-	// ChecksStale counts current checks whose ttl ran out with no result since (SPEC 4.19).
+	// ChecksStale counts current checks whose ttl ran out with no result since (docs/decisions.md D19).
 	ChecksStale int64
 }
 
-// ReadStoreMetrics reads StoreMetrics at now in two round trips.
-func ReadStoreMetrics(conn redis.Conn, keys schema.Keys, now time.Time) (StoreMetrics, error) {
+// ReadStoreMetrics reads StoreMetrics at now in two round trips; eventsList is the full key of
+// the list the executive takes events from (executive.queue, e.g. events.Publisher.Key()).
+func ReadStoreMetrics(conn redis.Conn, keys schema.Keys, eventsList string, now time.Time) (StoreMetrics, error) {
 	var m StoreMetrics
 	conn.Send("DBSIZE")
 	conn.Send("HGETALL", keys.EventCounters())
-	conn.Send("LLEN", keys.Events())
+	conn.Send("LLEN", eventsList)
 	conn.Send("ZRANGE", keys.CurrentEntities(), 0, -1)
 	conn.Send("HKEYS", keys.EntityIDsByName())
 	conn.Send("ZRANGE", keys.FailedChecks(), 0, -1)

@@ -14,7 +14,7 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// Read-only reads for the JSON API's reports (reference A.9) and JSON metrics (A.10): state
+// Read-only reads for the JSON API's reports (docs/flapjack-1x.md A.9) and JSON metrics (A.10): state
 // histories, maintenance windows in a time range, status fields and entity ids. Each makes a
 // fixed number of pipelined round trips per ListChunk checks, never one per check, and none
 // writes or uses KEYS or SCAN.

@@ -1,4 +1,5 @@
-// Package httpsend is what the HTTP media (sms, sms_twilio, sms_nexmo, slack, webhook) share:
+// Package httpsend is what the HTTP media (sms, sms_twilio, sms_nexmo, slack, webhook,
+// pagerduty) share:
 // a client with timeouts that follows no redirect unless told to, one exchange with a bounded
 // response body and errors that name no URL (URLs may carry secrets: a Slack hook's path, a
 // MessageNet password in the query), and the classification of an answer into the gateways'
@@ -61,6 +62,12 @@ type Response struct {
 // in errors ("Twilio", "https://hooks.slack.com/…"): the request's URL never appears in them.
 // A transport error is returned as it is (wrapped); the caller decides whether it is retried.
 func Do(ctx context.Context, client *http.Client, timeout time.Duration, req *http.Request, target string) (Response, error) {
+	return DoUpTo(ctx, client, timeout, req, target, MaxBody)
+}
+
+// DoUpTo is Do reading at most maxBody of the answer (an API whose answers are listings, such
+// as PagerDuty's incidents, needs more than MaxBody).
+func DoUpTo(ctx context.Context, client *http.Client, timeout time.Duration, req *http.Request, target string, maxBody int64) (Response, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -79,7 +86,7 @@ func Do(ctx context.Context, client *http.Client, timeout time.Duration, req *ht
 		return Response{}, fmt.Errorf("%s %s: %w", req.Method, target, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return Response{}, fmt.Errorf("%s %s: HTTP %d, reading the answer: %w", req.Method, target, resp.StatusCode, err)
 	}

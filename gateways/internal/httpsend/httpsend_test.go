@@ -106,3 +106,55 @@ func TestRedaction(t *testing.T) {
 		}
 	}
 }
+
+func TestRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		header string
+		want   time.Duration
+	}{
+		{"", DefaultRetryAfter},
+		{"1", time.Second},
+		{"120", 2 * time.Minute},
+		{"0", DefaultRetryAfter},
+		{"-3", DefaultRetryAfter},
+		{"soon", DefaultRetryAfter},
+		{"999999", MaxRetryAfter},
+		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
+		{now.Add(-time.Minute).Format(http.TimeFormat), DefaultRetryAfter},
+		{now.Add(24 * time.Hour).Format(http.TimeFormat), MaxRetryAfter},
+	}
+	for _, tt := range tests {
+		h := http.Header{}
+		if tt.header != "" {
+			h.Set("Retry-After", tt.header)
+		}
+		if got := RetryAfter(h, now); got != tt.want {
+			t.Errorf("RetryAfter(%q) = %s, want %s", tt.header, got, tt.want)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"R0UT1NGk3y5ecret0123456789abcdef", "…cdef"},
+		{"short", "[redacted]"},
+		{"", "[redacted]"},
+		{"0123456789abcdef", "…cdef"},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestTidyNumber(t *testing.T) {
+	for in, want := range map[string]string{"+61 414 123-456": "+61414123456", "(02) 9876.5432": "0298765432", "\t0044 7700\t": "00447700", "": ""} {
+		if got := TidyNumber(in); got != want {
+			t.Errorf("TidyNumber(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

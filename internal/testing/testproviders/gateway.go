@@ -29,6 +29,7 @@ type Gateway struct {
 	Keys   schema.Keys
 	Medium string
 	queue  string
+	id     queue.Identity
 }
 
 // NewLogger is a debug-level logger whose entries the test can read (to look for secrets).
@@ -50,16 +51,48 @@ func LogText(logs *observer.ObservedLogs) string {
 	return b.String()
 }
 
+// RunOptions tune the runner of Start; zero values: 3 attempts, backoffs of 20 to 50 ms, a
+// fake clock at 2026-01-05 10:00 UTC.
+type RunOptions struct {
+	MaxAttempts              int
+	FirstBackoff, MaxBackoff time.Duration
+	Clock                    clock.Clock
+}
+
 // RunGateway runs medium's gateway around sender until the test ends.
 func RunGateway(t testing.TB, medium string, sender gateways.Sender, log *zap.Logger) *Gateway {
 	t.Helper()
-	g := &Gateway{t: t, DB: testredis.New(t), Keys: schema.NewKeys(""), Medium: medium, queue: gateways.DefaultQueue(medium)}
+	g := NewGateway(t, medium)
+	g.Start(sender, log, RunOptions{})
+	return g
+}
+
+// NewGateway prepares medium's gateway on a fresh Redis database; Start runs it. A sender that
+// needs Redis itself is built on g.DB between the two.
+func NewGateway(t testing.TB, medium string) *Gateway {
+	return &Gateway{t: t, DB: testredis.New(t), Keys: schema.NewKeys(""), Medium: medium, queue: schema.DefaultMediumQueue(medium),
+		id: queue.LocalIdentity()}
+}
+
+// Start runs the gateway around sender until the test ends.
+func (g *Gateway) Start(sender gateways.Sender, log *zap.Logger, o RunOptions) {
+	t, medium := g.t, g.Medium
+	t.Helper()
 	if log == nil {
 		log = zap.NewNop()
 	}
-	runner := gateways.New(gateways.Options{Pool: g.DB.Pool, Keys: g.Keys, Medium: medium, Identity: queue.LocalIdentity(),
-		Clock: clock.NewFake(time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)), Log: log, Version: "test", MaxAttempts: 3,
-		FirstBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}, sender)
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = 3
+	}
+	if o.FirstBackoff == 0 {
+		o.FirstBackoff, o.MaxBackoff = 20*time.Millisecond, 50*time.Millisecond
+	}
+	if o.Clock == nil {
+		o.Clock = clock.NewFake(time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC))
+	}
+	runner := gateways.New(gateways.Options{Pool: g.DB.Pool, Keys: g.Keys, Medium: medium, Identity: g.id,
+		Clock: o.Clock, Log: log, Version: "test", MaxAttempts: o.MaxAttempts,
+		FirstBackoff: o.FirstBackoff, MaxBackoff: o.MaxBackoff}, sender)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -74,7 +107,6 @@ func RunGateway(t testing.TB, medium string, sender gateways.Sender, log *zap.Lo
 			t.Errorf("%s gateway did not stop within 15s", medium)
 		}
 	})
-	return g
 }
 
 // Queue RPUSHes an alert onto the medium's list, as the notifier does, and returns the JSON.
@@ -122,15 +154,35 @@ func (g *Gateway) Failed() []map[string]any {
 	return out
 }
 
-// Settle waits until cond holds, then a little longer to catch late duplicates.
+// Claimed is how many alerts the gateway holds in its processing list: claimed, and not yet
+// recorded as delivered or dead-lettered.
+func (g *Gateway) Claimed() int {
+	g.t.Helper()
+	n, err := redis.Int(g.DB.Do(g.t, "LLEN", g.Keys.Processing(gateways.Stage(g.Medium), g.id.ID())), nil)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return n
+}
+
+// Settle waits until cond holds and the gateway is done with every alert: none waits on the
+// list and none is claimed. An alert recorded as delivered or dead-lettered has left the
+// processing list, so nothing can send it again: what the test then counts is final.
 func (g *Gateway) Settle(what string, cond func() bool) {
 	g.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() || g.QueueLen() != 0 || g.Claimed() != 0 {
 		if time.Now().After(deadline) {
-			g.t.Fatalf("timed out waiting for %s: %d queued, %d dead-lettered", what, g.QueueLen(), len(g.Failed()))
+			g.t.Fatalf("timed out waiting for %s: %d queued, %d claimed, %d dead-lettered", what, g.QueueLen(), g.Claimed(), len(g.Failed()))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(150 * time.Millisecond)
+}
+
+// Alert is the alert the media's tests send: a notification of type typ about web-01:HTTP in
+// state with summary, for contact ops at address, timed 2026-01-05 10:00 UTC.
+func Alert(medium, address, typ, state, summary string) schema.Alert {
+	at, hash := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC).Unix(), "8f4a2b1c"
+	return schema.Alert{Media: medium, Address: address, ID: "a1", ContactID: "ops", EventID: "web-01:HTTP",
+		EventHash: &hash, State: state, Summary: &summary, Time: &at, NotificationType: typ}
 }

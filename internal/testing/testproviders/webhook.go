@@ -17,7 +17,7 @@ import (
 //	User-Agent: flapjack/<version>
 //	X-Flapjack-Signature: sha256=<hex HMAC-SHA256 of the body with the shared secret>   (when a secret is set)
 //
-//	<the alert JSON exactly as queued on webhook_notifications (SPEC 3.2)>
+//	<the alert JSON exactly as queued on webhook_notifications (docs/decisions.md I2)>
 //
 // Any 2xx is delivered.
 

@@ -1,6 +1,6 @@
 // Package reliability holds no product code: its tests prove, against the real `flapjack`
 // binary, real redis-server and real peers (a private prosody, a local PagerDuty Events API v2
-// server), the crash and outage guarantees of SPEC decisions 4.10 and 4.13:
+// server), the crash and outage guarantees of docs/decisions.md D10 and D13:
 //
 //   - TestCrashesLoseNothing runs the executive, the notifier and the Jabber and PagerDuty
 //     gateways as separate processes under a steady stream of state changes, SIGKILLs each of
