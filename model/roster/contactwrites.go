@@ -997,14 +997,6 @@ func optInt(s string) *int64 {
 	return &n
 }
 
-func setOf(items []string) map[string]bool {
-	m := make(map[string]bool, len(items))
-	for _, s := range items {
-		m[s] = true
-	}
-	return m
-}
-
 var (
 	//go:embed scripts/repair_contact_index.lua
 	repairContactIndexSource string
