@@ -165,8 +165,10 @@ func Handler(o Options) (http.Handler, error) {
 		mux.Handle(pattern, s.actor(h))
 	}
 	read("GET /{$}", s.summary)
-	read("GET /checks_failing", s.checks(true))
-	read("GET /checks_all", s.checks(false))
+	read("GET /checks_failing", s.failing)
+	read("GET /checks_failing/live", s.failingLive)
+	read("GET /check/live", s.checkLive)
+	read("GET /checks_all", s.checks())
 	read("GET /entities", s.entities("enabled"))
 	mux.Handle("GET /entities_all", http.RedirectHandler(s.base+"entities", http.StatusFound))
 	read("GET /entities_failing", s.entities("failing"))
@@ -186,6 +188,7 @@ func Handler(o Options) (http.Handler, error) {
 		}))
 	}
 	act("POST /acknowledgements/{entity}/{check...}", s.acknowledge)
+	act("POST /bulk_acknowledgements", s.bulkAcknowledge)
 	act("POST /end_unscheduled_maintenance/{entity}/{check...}", s.endUnscheduled)
 	act("POST /scheduled_maintenances/{entity}/{check...}", s.scheduledMaintenance)
 	act("POST /checks/{entity}/{check...}", s.decommission)
