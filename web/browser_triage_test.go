@@ -127,4 +127,3 @@ func tabThrough(t *testing.T, b *browser, n int) []string {
 	}
 	return out
 }
-
