@@ -24,6 +24,10 @@ const triageOrder = `Array.from(document.querySelectorAll('ol.triage button[aria
 // acknowledging two checks at once, and the check page leading with its Acknowledge button.
 func TestBrowserTriage(t *testing.T) {
 	f := newFixture(t)
+	// The notifier's record of alerting Ada about web-01:HTTP (as in TestFailingListShowsWhoWasAlerted).
+	f.db.Do(t, "LPUSH", f.keys.Explain("web-01.example.com:HTTP"), `{"time":`+itoa(t0.Add(-50*time.Minute).Unix())+
+		`,"stage":"notifier","type":"problem","severity":"critical","verdict":"routed",`+
+		`"contacts":[{"id":"ada","name":"Ada Lovelace","media":[{"medium":"email","alerted":true,"reason":"alerted"}]}]}`)
 	b := newBrowser(t, 90*time.Second)
 	wantOrder := []string{"db-01.example.com:Disk /var", "web-01.example.com:HTTP", "db-01.example.com:MySQL"}
 	for _, vp := range []struct{ w, h int64 }{{360, 800}, {1280, 800}} {
@@ -34,6 +38,11 @@ func TestBrowserTriage(t *testing.T) {
 			chromedp.WaitVisible("ol.triage", chromedp.ByQuery), chromedp.Evaluate(triageOrder, &order),
 			chromedp.Evaluate(`window.scrollTo(0, 0); document.querySelector('ol.triage .t-ack button').getBoundingClientRect().bottom`, &ackBottom),
 			chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollW), chromedp.Evaluate(`document.documentElement.clientWidth`, &clientW))
+		var alerted string
+		b.run(size+": who was alerted", chromedp.Text(`ol.triage li:nth-child(2) .t-alerted`, &alerted, chromedp.ByQuery))
+		if alerted != "Alerted 50m ago: Ada Lovelace (email) — queued" {
+			t.Errorf("%s: second row says %q about who was alerted", size, alerted)
+		}
 		if !slices.Equal(order, wantOrder) {
 			t.Errorf("%s: order %q, want %q", size, order, wantOrder)
 		}
