@@ -402,6 +402,8 @@ type contactData struct {
 	Rules    []roster.Rule
 	Entities []string // names
 	Policies []policyLine
+	// Alerting are the checks currently alerting the contact on any medium.
+	Alerting []model.CheckRef
 }
 
 func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
@@ -429,7 +431,19 @@ func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		sort.Strings(d.Entities)
-		d.Policies, err = contactPolicies(conn, s.o.Keys, id)
+		if d.Policies, err = contactPolicies(conn, s.o.Keys, id); err != nil {
+			return err
+		}
+		media := make([]string, len(d.Media))
+		for i, m := range d.Media {
+			media[i] = m.Name
+		}
+		alerting, err := views.ChecksAlerting(conn, s.o.Keys, id, media)
+		for _, cid := range alerting {
+			if e, c, ok := schema.SplitCheckID(cid); ok {
+				d.Alerting = append(d.Alerting, model.CheckRef{Entity: e, Check: c})
+			}
+		}
 		return err
 	})
 	if err != nil {

@@ -149,3 +149,20 @@ func TestBulkAcknowledge(t *testing.T) {
 		}
 	}
 }
+
+// TestContactPageListsAlertingChecks: the checks in the contact's contact_alerting_checks sets,
+// on any medium, each once and linked.
+func TestContactPageListsAlertingChecks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	c := f.client(t, false)
+	contains(t, c.get("/contacts/ada"), "/contacts/ada before", "None: no check is alerting this contact.")
+	f.db.Do(t, "ZADD", f.keys.AlertingChecks("ada", "email"), t0.Unix(), "web-01.example.com:HTTP")
+	f.db.Do(t, "ZADD", f.keys.AlertingChecks("bob", "email"), t0.Unix(), "db-01.example.com:MySQL")
+	page := c.get("/contacts/ada")
+	contains(t, page, "/contacts/ada", `<a href="/check?entity=web-01.example.com&amp;check=HTTP">web-01.example.com:HTTP</a>`)
+	lacks(t, page, "/contacts/ada", "db-01.example.com:MySQL", "None: no check is alerting")
+	if n := strings.Count(page, ">web-01.example.com:HTTP</a>"); n != 1 {
+		t.Errorf("the check is listed %d times, want once", n)
+	}
+}
