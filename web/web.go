@@ -192,6 +192,11 @@ func Handler(o Options) (http.Handler, error) {
 	act("POST /end_unscheduled_maintenance/{entity}/{check...}", s.endUnscheduled)
 	act("POST /scheduled_maintenances/{entity}/{check...}", s.scheduledMaintenance)
 	act("POST /checks/{entity}/{check...}", s.decommission)
+	act("POST /contacts", s.createContact)
+	act("POST /contacts/{id}", s.editContact)
+	act("POST /contacts/{id}/media", s.setMedium)
+	act("POST /contacts/{id}/notification_rules", s.createRule)
+	act("POST /notification_rules/{id}", s.editRule)
 	return s.stripBase(mux), nil
 }
 
