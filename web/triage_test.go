@@ -166,3 +166,24 @@ func TestContactPageListsAlertingChecks(t *testing.T) {
 		t.Errorf("the check is listed %d times, want once", n)
 	}
 }
+
+// TestLiveFragmentNotModified: a poll of an unchanged fragment is a 304 without a body; a
+// change answers the new fragment.
+func TestLiveFragmentNotModified(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	c := f.client(t, false)
+	code, body, h := c.do("GET", "/checks_failing/live", nil)
+	etag := h.Get("ETag")
+	if code != http.StatusOK || etag == "" || !strings.Contains(body, "3 failing check(s)") {
+		t.Fatalf("first poll: %d, ETag %q", code, etag)
+	}
+	c.header = map[string]string{"If-None-Match": etag}
+	if code, body, _ := c.do("GET", "/checks_failing/live", nil); code != http.StatusNotModified || body != "" {
+		t.Errorf("unchanged: %d with %d bytes, want 304 and none", code, len(body))
+	}
+	f.event(t, 0, "new-01.example.com", "Queue", "critical", "stuck")
+	if code, body, _ := c.do("GET", "/checks_failing/live", nil); code != http.StatusOK || !strings.Contains(body, "new-01.example.com:Queue") {
+		t.Errorf("after a change: %d\n%s", code, body)
+	}
+}

@@ -29,13 +29,17 @@
   }
   function poll(el) {
     if (document.hidden) { return; }
-    fetch(el.getAttribute("data-live-url"), { credentials: "same-origin", cache: "no-store" })
-      .then(function (res) { return res.ok ? res.text() : null; })
+    var headers = {};
+    var etag = el.getAttribute("data-live-etag");
+    if (etag) { headers["If-None-Match"] = etag; }
+    fetch(el.getAttribute("data-live-url"), { credentials: "same-origin", cache: "no-store", headers: headers })
+      .then(function (res) {
+        if (!res.ok) { return null; } // 304: unchanged
+        el.setAttribute("data-live-etag", res.headers.get("ETag") || "");
+        return res.text();
+      })
       .then(function (html) {
-        if (html !== null && html !== el.getAttribute("data-live-last")) {
-          el.setAttribute("data-live-last", html);
-          swap(el, html);
-        }
+        if (html !== null) { swap(el, html); }
       })
       .catch(function () { /* offline for a moment: the next poll tries again */ });
   }
