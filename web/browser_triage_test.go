@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -34,12 +35,18 @@ func TestBrowserTriage(t *testing.T) {
 		size := fmt.Sprintf("%dx%d", vp.w, vp.h)
 		var order []string
 		var ackBottom, scrollW, clientW float64
-		b.run(size+": open /checks_failing", chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(f.srv.URL+"/checks_failing"),
+		b.run(size+": open /checks_failing", emulation.SetTimezoneOverride("Asia/Tokyo"), emulation.SetLocaleOverride().WithLocale("en-US"),
+			chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(f.srv.URL+"/checks_failing"),
 			chromedp.WaitVisible("ol.triage", chromedp.ByQuery), chromedp.Evaluate(triageOrder, &order),
 			chromedp.Evaluate(`window.scrollTo(0, 0); document.querySelector('ol.triage .t-ack button').getBoundingClientRect().bottom`, &ackBottom),
 			chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollW), chromedp.Evaluate(`document.documentElement.clientWidth`, &clientW))
-		var alerted string
-		b.run(size+": who was alerted", chromedp.Text(`ol.triage li:nth-child(2) .t-alerted`, &alerted, chromedp.ByQuery))
+		var alerted, when string
+		b.run(size+": who was alerted", chromedp.Text(`ol.triage li:nth-child(2) .t-alerted`, &alerted, chromedp.ByQuery),
+			chromedp.Text(`ol.triage li:nth-child(2) .t-when`, &when, chromedp.ByQuery))
+		// 09:00 UTC is 18:00 in Tokyo: the time is shown in the viewer's timezone, as text.
+		if when != "critical for 1h, since Jan 5, 2026, 06:00:00 PM GMT+9" {
+			t.Errorf("%s: second row's time %q, want it in the viewer's timezone", size, when)
+		}
 		if alerted != "Alerted 50m ago: Ada Lovelace (email) — queued" {
 			t.Errorf("%s: second row says %q about who was alerted", size, alerted)
 		}
@@ -135,4 +142,29 @@ func tabThrough(t *testing.T, b *browser, n int) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// TestBrowserWithoutJavaScript: with scripts off the list still shows its times (in UTC),
+// keeps its meta refresh, and "Acknowledge selected" still works (the checkboxes belong to the
+// form by its id, plain HTML).
+func TestBrowserWithoutJavaScript(t *testing.T) {
+	f := newFixture(t)
+	b := newBrowser(t, 60*time.Second)
+	var when, refresh, flash string
+	b.run("open /checks_failing without scripts", emulation.SetScriptExecutionDisabled(true), chromedp.EmulateViewport(360, 800),
+		chromedp.Navigate(f.srv.URL+"/checks_failing"), chromedp.WaitVisible("ol.triage", chromedp.ByQuery),
+		chromedp.Text(`ol.triage li:nth-child(2) .t-when`, &when, chromedp.ByQuery),
+		chromedp.Evaluate(`(m => m ? m.getAttribute('content') : '')(document.querySelector('noscript meta[http-equiv="refresh"]'))`, &refresh))
+	if when != "critical for 1h, since 2026-01-05 09:00:00 UTC" {
+		t.Errorf("second row's time without scripts: %q", when)
+	}
+	if refresh != "120" {
+		t.Errorf("no meta refresh for browsers without scripts: %q", refresh)
+	}
+	b.run("acknowledge one without scripts", chromedp.Click(`input[aria-label="Select web-01.example.com:HTTP"]`, chromedp.ByQuery),
+		chromedp.Click(`#bulk-ack button[type="submit"]`, chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery),
+		chromedp.Text(".flash", &flash, chromedp.ByQuery))
+	if !strings.Contains(flash, "Acknowledgements queued for 1 check(s) for 2 hours: web-01.example.com:HTTP") {
+		t.Errorf("flash: %q", flash)
+	}
 }
