@@ -66,7 +66,9 @@ func TestBrowserTriage(t *testing.T) {
 				t.Errorf("%s: Tab never reaches %q; reached %q", size, want, reached)
 			}
 		}
-		b.shoot(fmt.Sprintf("checks_failing_%d.png", vp.w))
+		if vp.w == 360 { // TestBrowser shoots the desktop list
+			b.shoot("checks_failing_360.png")
+		}
 	}
 
 	// A check that starts failing shows up on the open page, without navigating.
@@ -126,6 +128,19 @@ func TestBrowserTriage(t *testing.T) {
 	defer cancel()
 	if err := chromedp.Run(waitCtx, chromedp.Poll(`document.querySelector('#check-live').textContent.includes('disk 40%')`, nil)); err != nil {
 		t.Errorf("the check page did not show the recovery within 10 s: %v", err)
+	}
+
+	// A contact's page on a phone, with its editor folded away.
+	var scrollW, clientW float64
+	var contact string
+	b.run("contact page at 360", chromedp.Navigate(f.srv.URL+"/contacts/ada"), chromedp.WaitVisible("ul.alerting", chromedp.ByQuery),
+		chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollW), chromedp.Evaluate(`document.documentElement.clientWidth`, &clientW),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll('details.edit > summary')).map(s => s.textContent).join('|')`, &contact))
+	if scrollW > clientW {
+		t.Errorf("contact page scrolls sideways at 360: %v > %v", scrollW, clientW)
+	}
+	if contact != "Edit contact|Add or change a medium|Add a rule" {
+		t.Errorf("contact page's edit controls: %q", contact)
 	}
 }
 
