@@ -1,9 +1,12 @@
 // Package web is flapjack's web UI on Flapjack 1.6's paths (reference part B): server-rendered
-// pages of checks, entities, contacts and self stats, and forms that acknowledge a check, end
-// an acknowledgement, schedule or delete maintenance and decommission a check. Pages read Redis
-// only through packages status and model; actions go through events.Publisher (an
-// acknowledgement is an event, as from the CLI) and model/checkstate's admin writes. Templates and the
-// style sheet are embedded; nothing is built with Node.
+// pages of checks, entities, contacts and self stats, and forms that acknowledge a check (or
+// several at once), end an acknowledgement, schedule or delete maintenance, decommission a check
+// and edit contacts, their media and rules. The failing list and the check page keep themselves
+// current by polling fragments of themselves (static/live.js), and work without it. Pages read
+// Redis only through packages status and model; actions go through events.Publisher (an
+// acknowledgement is an event, as from the CLI), model/checkstate's admin writes and
+// model/roster's contact writes. Templates, style sheet and scripts are embedded; nothing is
+// built with Node.
 //
 // Access: reads need no login only on direct loopback requests (no proxy headers and no
 // web.auth_header); otherwise a web.users login (HTTP Basic, bcrypt hashes) or the user name a
