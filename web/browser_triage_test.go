@@ -61,7 +61,7 @@ func TestBrowserTriage(t *testing.T) {
 		}
 		reached := tabThrough(t, b, 80)
 		for _, want := range []string{"Filter", "Select db-01.example.com:Disk /var", "Acknowledge db-01.example.com:Disk /var",
-			"Select web-01.example.com:HTTP", "Acknowledge web-01.example.com:HTTP", "Acknowledge selected"} {
+			"Select web-01.example.com:HTTP", "Acknowledge web-01.example.com:HTTP", "Duration", "Comment", "Acknowledge selected"} {
 			if !slices.Contains(reached, want) {
 				t.Errorf("%s: Tab never reaches %q; reached %q", size, want, reached)
 			}
@@ -145,7 +145,7 @@ func TestBrowserTriage(t *testing.T) {
 }
 
 // tabThrough presses Tab n times from the top of the page and returns the accessible names
-// (aria-label, else text) of the elements that took focus.
+// (aria-label, else label, else text) of the elements that took focus.
 func tabThrough(t *testing.T, b *browser, n int) []string {
 	t.Helper()
 	b.run("focus the top", chromedp.Evaluate(`document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)`, nil))
@@ -153,7 +153,7 @@ func tabThrough(t *testing.T, b *browser, n int) []string {
 	for range n {
 		var name string
 		b.run("Tab", chromedp.KeyEvent(kb.Tab), chromedp.Evaluate(
-			`(e => e ? (e.getAttribute('aria-label') || e.textContent.trim()) : '')(document.activeElement)`, &name))
+			`(e => e ? (e.getAttribute('aria-label') || (e.labels && e.labels.length ? e.labels[0].textContent : e.textContent).trim()) : '')(document.activeElement)`, &name))
 		out = append(out, name)
 	}
 	return out
