@@ -153,7 +153,7 @@ func tabThrough(t *testing.T, b *browser, n int) []string {
 	for range n {
 		var name string
 		b.run("Tab", chromedp.KeyEvent(kb.Tab), chromedp.Evaluate(
-			`(e => e ? (e.getAttribute('aria-label') || (e.labels && e.labels.length ? e.labels[0].textContent : e.textContent).trim()) : '')(document.activeElement)`, &name))
+			`(e => e && e !== document.body ? (e.getAttribute('aria-label') || (e.labels && e.labels.length ? e.labels[0].textContent : e.textContent).trim()) : '')(document.activeElement)`, &name))
 		out = append(out, name)
 	}
 	return out
