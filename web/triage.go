@@ -72,7 +72,7 @@ func (s *server) readFailing(r *http.Request) (triageData, int, error) {
 			return err
 		}
 		views.SortForTriage(list.Checks, func(c status.CheckRow) views.TriageKey {
-			return views.TriageKey{State: c.State, Since: c.Since, ID: c.Entity + ":" + c.Check}
+			return views.TriageKey{State: c.State, Since: c.Since, ID: model.CheckRef{Entity: c.Entity, Check: c.Check}.ID()}
 		})
 		rows := list.Checks[:min(len(list.Checks), limitOf(r))]
 		refs := make([]model.CheckRef, len(rows))
