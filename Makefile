@@ -57,7 +57,7 @@ test: test-deps
 
 # the web UI's browser test (headless Chromium), saving its screenshots for the README
 screenshots: test-deps
-	FLAPJACK_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser$$' ./web/
+	FLAPJACK_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser' ./web/
 
 fuzz:
 	@GO="$(GO)" FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh $(FUZZ_TARGETS)

@@ -39,7 +39,11 @@ func (s *server) target(r *http.Request) (model.CheckRef, error) {
 // done leaves msg for the check's page and redirects there (POST → redirect → GET).
 func (s *server) done(w http.ResponseWriter, r *http.Request, ref model.CheckRef, msg string) error {
 	s.setFlash(w, msg)
-	http.Redirect(w, r, s.checkURL(ref), http.StatusSeeOther)
+	to := s.checkURL(ref)
+	if r.PostForm.Get("return") == "checks_failing" { // acknowledged from the failing list
+		to = s.base + "checks_failing"
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 	return nil
 }
 
@@ -48,20 +52,34 @@ func (s *server) checkURL(ref model.CheckRef) string {
 }
 
 // acknowledge queues an acknowledgement event, as `flapjack ack` does; the executive opens the
-// unscheduled maintenance. An empty or unreadable duration leaves the length to the executive
-// (executive.acknowledgement_duration, 4 hours by default).
+// unscheduled maintenance.
 func (s *server) acknowledge(w http.ResponseWriter, r *http.Request, user string) error {
 	ref, err := s.target(r)
 	if err != nil {
 		return err
 	}
-	var d time.Duration
-	how := "the default length"
+	d, how := ackDuration(r)
+	if err := s.queueAck(r, user, ref, d); err != nil {
+		return err
+	}
+	return s.done(w, r, ref, fmt.Sprintf("Acknowledgement queued for %s for %s; it shows once the executive has processed it.", ref.ID(), how))
+}
+
+// ackDuration reads an acknowledgement form's duration and says it in words. An empty or
+// unreadable duration leaves the length to the executive (executive.acknowledgement_duration,
+// 4 hours by default).
+func ackDuration(r *http.Request) (time.Duration, string) {
 	if v := strings.TrimSpace(r.PostForm.Get("duration")); v != "" {
 		if p, err := humantime.Parse(v); err == nil && p >= time.Second {
-			d, how = p, humantime.Words(p)
+			return p, humantime.Words(p)
 		}
 	}
+	return 0, "the default length"
+}
+
+// queueAck queues one acknowledgement of ref by user, with the form's summary: the one
+// acknowledgement (events.Acknowledgement) every surface sends.
+func (s *server) queueAck(r *http.Request, user string, ref model.CheckRef, d time.Duration) error {
 	summary := strings.TrimSpace(r.PostForm.Get("summary"))
 	if summary == "" {
 		summary = "acknowledged by " + user + " via web"
@@ -77,7 +95,7 @@ func (s *server) acknowledge(w http.ResponseWriter, r *http.Request, user string
 		return err
 	}
 	s.log.Info("web: acknowledgement queued", zap.String("check", ref.ID()), zap.String("user", user))
-	return s.done(w, r, ref, fmt.Sprintf("Acknowledgement queued for %s for %s; it shows once the executive has processed it.", ref.ID(), how))
+	return nil
 }
 
 // endUnscheduled ends the current acknowledgement now.

@@ -112,16 +112,14 @@ func limitOf(r *http.Request) int {
 	return defaultRows
 }
 
-func (s *server) checks(failing bool) func(http.ResponseWriter, *http.Request) error {
+// checks is /checks_all (/checks_failing is the triage list, failing).
+func (s *server) checks() func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		qs := r.URL.Query()
-		d := checksData{Failing: failing, Entity: strings.TrimSpace(qs.Get("entity")), Check: strings.TrimSpace(qs.Get("check")),
+		d := checksData{Entity: strings.TrimSpace(qs.Get("entity")), Check: strings.TrimSpace(qs.Get("check")),
 			Tag: strings.ToLower(strings.TrimSpace(qs.Get("tag"))), ShowFilter: true, Action: "checks_all"}
 		title, nav := "All checks", "checks_all"
-		if failing {
-			title, nav, d.Action = "Failing checks", "checks_failing", "checks_failing"
-		}
-		q := status.CheckQuery{FailingOnly: failing, Entity: d.Entity, Check: d.Check, Tag: d.Tag, Limit: limitOf(r)}
+		q := status.CheckQuery{Entity: d.Entity, Check: d.Check, Tag: d.Tag, Limit: limitOf(r)}
 		if err := q.Validate(); err != nil {
 			d.FilterError = err.Error()
 			w.WriteHeader(http.StatusBadRequest)
@@ -246,6 +244,8 @@ type checkData struct {
 	AckDuration          string
 	MaintenanceStartHint string
 	Escalations          []escalationLine
+	Alert                views.LastAlert
+	LiveURL              string
 }
 
 type notificationLine struct {
@@ -253,7 +253,8 @@ type notificationLine struct {
 	At   int64
 }
 
-func (s *server) check(w http.ResponseWriter, r *http.Request) error {
+// readCheck reads everything the check page shows.
+func (s *server) readCheck(r *http.Request) (checkData, error) {
 	entity := roster.NormalizeEntityName(r.URL.Query().Get("entity"))
 	checkName := r.URL.Query().Get("check")
 	ref := model.CheckRef{Entity: entity, Check: checkName}
@@ -331,13 +332,17 @@ func (s *server) check(w http.ResponseWriter, r *http.Request) error {
 		if d.Contacts, err = roster.LoadContacts(conn, s.o.Keys, ids); err != nil {
 			return err
 		}
-		d.Escalations, err = checkEscalations(conn, s.o.Keys, ref.ID(), now)
-		return err
+		if d.Escalations, err = checkEscalations(conn, s.o.Keys, ref.ID(), now); err != nil {
+			return err
+		}
+		alerts, err := views.LastAlerts(conn, s.o.Keys, []model.CheckRef{ref})
+		if err != nil {
+			return err
+		}
+		d.Alert = alerts[0]
+		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return s.page(w, r, "check", "", ref.ID(), false, d)
+	return d, err
 }
 
 // lastN keeps the last n items, newest first.
@@ -397,6 +402,8 @@ type contactData struct {
 	Rules    []roster.Rule
 	Entities []string // names
 	Policies []policyLine
+	// Alerting are the checks currently alerting the contact on any medium.
+	Alerting []model.CheckRef
 }
 
 func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
@@ -424,7 +431,19 @@ func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		sort.Strings(d.Entities)
-		d.Policies, err = contactPolicies(conn, s.o.Keys, id)
+		if d.Policies, err = contactPolicies(conn, s.o.Keys, id); err != nil {
+			return err
+		}
+		media := make([]string, len(d.Media))
+		for i, m := range d.Media {
+			media[i] = m.Name
+		}
+		alerting, err := views.ChecksAlerting(conn, s.o.Keys, id, media)
+		for _, cid := range alerting {
+			if e, c, ok := schema.SplitCheckID(cid); ok {
+				d.Alerting = append(d.Alerting, model.CheckRef{Entity: e, Check: c})
+			}
+		}
 		return err
 	})
 	if err != nil {

@@ -2,7 +2,9 @@ package web
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -14,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flapjackgo/flapjack/internal/humantime"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/status"
 )
 
@@ -26,6 +29,19 @@ var staticFS embed.FS
 func staticHandler() http.Handler {
 	sub, _ := fs.Sub(staticFS, "static")
 	return http.FileServer(http.FS(sub))
+}
+
+// alertedText says who a check's last alert went to, on which media: "Ada Lovelace (email, sms)".
+func alertedText(a views.LastAlert) string {
+	parts := make([]string, len(a.Recipients))
+	for i, r := range a.Recipients {
+		who := r.Name
+		if who == "" {
+			who = r.ContactID
+		}
+		parts[i] = who + " (" + strings.Join(r.Media, ", ") + ")"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // pages holds one template set per page, each the layout plus the page's "content".
@@ -86,8 +102,9 @@ var funcs = template.FuncMap{
 		}
 		return m
 	},
-	"deref": func(p *int64) int64 { return *p },
-	"add":   func(a, b int64) int64 { return a + b },
+	"deref":   func(p *int64) int64 { return *p },
+	"alerted": alertedText,
+	"add":     func(a, b int64) int64 { return a + b },
 	"join": func(v []string) string {
 		return strings.Join(v, ", ")
 	},
@@ -139,6 +156,7 @@ type frame struct {
 	CSRF    string
 	Flash   string
 	Logo    string
+	Live    bool // live.js updates the page: the meta refresh is only for browsers without JavaScript
 	Now     time.Time
 	Data    any
 }
@@ -164,4 +182,47 @@ func (s *server) page(w http.ResponseWriter, r *http.Request, name, nav, title s
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	return s.pages.render(w, name, f)
+}
+
+// livePage renders a page that live.js keeps current: the meta refresh, if any, only applies
+// with JavaScript off.
+func (s *server) livePage(w http.ResponseWriter, r *http.Request, code int, name, nav, title string, refresh bool, data any) error {
+	f := s.frame(r, nav, title, data)
+	f.CSRF = s.csrfToken(w, r)
+	f.Flash = s.takeFlash(w, r)
+	f.Live = true
+	if refresh && s.o.AutoRefresh > 0 {
+		f.Refresh = int(s.o.AutoRefresh / time.Second)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	return s.pages.render(w, name, f)
+}
+
+// part renders one named template of a page (a fragment live.js swaps in) with the page's frame.
+func (s *server) part(w http.ResponseWriter, r *http.Request, code int, name, part string, data any) error {
+	t, ok := s.pages[name]
+	if !ok {
+		return fmt.Errorf("no template %q", name)
+	}
+	f := s.frame(r, "", "", data)
+	f.CSRF = s.csrfToken(w, r)
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, part, f); err != nil {
+		return err
+	}
+	// A phone polls this every few seconds: an unchanged fragment costs a 304, not its body.
+	sum := sha256.Sum256(b.Bytes())
+	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Cache-Control", "no-store")
+	if code == http.StatusOK && r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_, err := b.WriteTo(w)
+	return err
 }

@@ -1,9 +1,12 @@
 // Package web is flapjack's web UI on Flapjack 1.6's paths (docs/flapjack-1x.md B): server-rendered
-// pages of checks, entities, contacts and self stats, and forms that acknowledge a check, end
-// an acknowledgement, schedule or delete maintenance and decommission a check. Pages read Redis
-// only through packages status and model; actions go through events.Publisher (an
-// acknowledgement is an event, as from the CLI) and model/checkstate's admin writes. Templates and the
-// style sheet are embedded; nothing is built with Node.
+// pages of checks, entities, contacts and self stats, and forms that acknowledge a check (or
+// several at once), end an acknowledgement, schedule or delete maintenance, decommission a check
+// and edit contacts, their media and rules. The failing list and the check page keep themselves
+// current by polling fragments of themselves (static/live.js), and work without it. Pages read
+// Redis only through packages status and model; actions go through events.Publisher (an
+// acknowledgement is an event, as from the CLI), model/checkstate's admin writes and
+// model/roster's contact writes. Templates, style sheet and scripts are embedded; nothing is
+// built with Node.
 //
 // Access: reads need no login only on direct loopback requests (no proxy headers and no
 // web.auth_header); otherwise a web.users login (HTTP Basic, bcrypt hashes) or the user name a
@@ -165,8 +168,10 @@ func Handler(o Options) (http.Handler, error) {
 		mux.Handle(pattern, s.actor(h))
 	}
 	read("GET /{$}", s.summary)
-	read("GET /checks_failing", s.checks(true))
-	read("GET /checks_all", s.checks(false))
+	read("GET /checks_failing", s.failing)
+	read("GET /checks_failing/live", s.failingLive)
+	read("GET /check/live", s.checkLive)
+	read("GET /checks_all", s.checks())
 	read("GET /entities", s.entities("enabled"))
 	mux.Handle("GET /entities_all", http.RedirectHandler(s.base+"entities", http.StatusFound))
 	read("GET /entities_failing", s.entities("failing"))
@@ -186,9 +191,15 @@ func Handler(o Options) (http.Handler, error) {
 		}))
 	}
 	act("POST /acknowledgements/{entity}/{check...}", s.acknowledge)
+	act("POST /bulk_acknowledgements", s.bulkAcknowledge)
 	act("POST /end_unscheduled_maintenance/{entity}/{check...}", s.endUnscheduled)
 	act("POST /scheduled_maintenances/{entity}/{check...}", s.scheduledMaintenance)
 	act("POST /checks/{entity}/{check...}", s.decommission)
+	act("POST /contacts", s.createContact)
+	act("POST /contacts/{id}", s.editContact)
+	act("POST /contacts/{id}/media", s.setMedium)
+	act("POST /contacts/{id}/notification_rules", s.createRule)
+	act("POST /notification_rules/{id}", s.editRule)
 	return s.stripBase(mux), nil
 }
 

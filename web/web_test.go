@@ -233,7 +233,7 @@ func TestPagesRenderSeededData(t *testing.T) {
 			"<strong>1</strong> failing checks are acknowledged", "<strong>1</strong> failing checks are in scheduled maintenance", `href="/checks_failing"`, `http-equiv="refresh" content="120"`}, nil},
 		{"/checks_failing", []string{"web-01.example.com", "HTTP 500 Internal Server Error", `class="state critical">critical<`, `class="state warning">warning<`,
 			"replication lag 30s", `<span class="badge ack">acknowledged</span>`, `<span class="badge maint">in maintenance</span>`,
-			`title="2026-01-05 09:00:00 UTC">1h ago</time>`, `href="/check?entity=db-01.example.com&amp;check=Disk%20%2fvar"`, "3 failing check(s)"}, []string{"PING OK"}},
+			`since <time datetime="2026-01-05T09:00:00Z" data-local>2026-01-05 09:00:00 UTC</time>`, `href="/check?entity=db-01.example.com&amp;check=Disk%20%2fvar"`, "3 failing check(s)"}, []string{"PING OK"}},
 		{"/checks_failing?entity=%5Edb-&tag=", []string{"Disk /var", "MySQL", "2 failing check(s)"}, []string{"web-01.example.com</a>"}},
 		{"/checks_failing?tag=prod", []string{"HTTP 500", "1 failing check(s)"}, []string{"MySQL"}},
 		{"/checks_all", []string{"PING OK", `class="state ok">ok<`, "HTTP 500", "4 check(s)"}, nil},
