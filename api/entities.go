@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/model/roster"
 )
 
@@ -23,7 +24,7 @@ type entityLinks struct {
 	Checks   []string `json:"checks"`
 }
 
-func toEntityJSON(e roster.Entity) entityJSON {
+func toEntityJSON(e inventory.Entity) entityJSON {
 	out := entityJSON{ID: e.ID, Name: e.Name, Links: entityLinks{Contacts: list(e.Contacts), Checks: []string{}}}
 	for _, c := range e.Checks {
 		out.Links.Checks = append(out.Links.Checks, model.CheckRef{Entity: e.Name, Check: c}.ID())
@@ -51,8 +52,8 @@ func parseBool(s string) (bool, bool) {
 
 // readEntities reads the entities of path segment n (all when the route has no ids); a list
 // none of which exists is a 404 with 1.6's message.
-func (a *jsonAPI) readEntities(r *http.Request, n int) ([]roster.Entity, error) {
-	var out []roster.Entity
+func (a *jsonAPI) readEntities(r *http.Request, n int) ([]inventory.Entity, error) {
+	var out []inventory.Entity
 	err := a.conn(r, func(c redis.Conn) error {
 		var ids []string
 		var err error
@@ -60,10 +61,10 @@ func (a *jsonAPI) readEntities(r *http.Request, n int) ([]roster.Entity, error) 
 			if ids, err = pathIDs(r, n); err != nil {
 				return err
 			}
-		} else if ids, err = roster.EntityIDs(c, a.o.Keys); err != nil {
+		} else if ids, err = inventory.EntityIDs(c, a.o.Keys); err != nil {
 			return err
 		}
-		if out, err = roster.ReadEntities(r.Context(), c, a.o.Keys, ids); err != nil {
+		if out, err = inventory.ReadEntities(r.Context(), c, a.o.Keys, ids); err != nil {
 			return err
 		}
 		if len(out) == 0 && r.PathValue("ids") != "" {
@@ -97,7 +98,7 @@ func (a *jsonAPI) getEntities(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// entityErr turns roster's entity errors into 1.6's answers: a missing entity is 404 "could not
+// entityErr turns inventory's entity errors into 1.6's answers: a missing entity is 404 "could not
 // find entity 'x'".
 func entityErr(err error) error {
 	var nf *roster.NotFoundError
@@ -116,12 +117,12 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	entities := make([]roster.EntityData, len(items))
+	entities := make([]inventory.EntityData, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
 		f := newFields(index("entities", i), item, "id", "name", "contacts", "tags", "links")
 		all[i] = f
-		entities[i] = roster.EntityData{ID: f.str("id"), Name: f.str("name")}
+		entities[i] = inventory.EntityData{ID: f.str("id"), Name: f.str("name")}
 		if entities[i].ID == "" {
 			return failWith(http.StatusForbidden, "Entity with a nil id detected")
 		}
@@ -129,7 +130,7 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 	if err := itemsErr(all); err != nil {
 		return err
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return roster.CreateEntities(r.Context(), c, a.o.Keys, entities) }); err != nil {
+	if err := a.conn(r, func(c redis.Conn) error { return inventory.CreateEntities(r.Context(), c, a.o.Keys, entities) }); err != nil {
 		return entityErr(err)
 	}
 	ids := make([]string, len(entities))
@@ -149,7 +150,7 @@ func (a *jsonAPI) patchEntities(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var change roster.EntityChange
+	var change inventory.EntityChange
 	for _, op := range ops {
 		switch {
 		case op.Op == "replace":
@@ -171,7 +172,7 @@ func (a *jsonAPI) patchEntities(w http.ResponseWriter, r *http.Request) error {
 			change.RemoveTags = append(change.RemoveTags, op.ID)
 		}
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return roster.UpdateEntities(r.Context(), c, a.o.Keys, ids, change) }); err != nil {
+	if err := a.conn(r, func(c redis.Conn) error { return inventory.UpdateEntities(r.Context(), c, a.o.Keys, ids, change) }); err != nil {
 		return entityErr(err)
 	}
 	noContent(w)

@@ -58,7 +58,7 @@ type PagerdutySettings struct {
 // normalized is c as stored: tags without repeats, media sorted by name, rules normalized and
 // owned by c.
 func (c ContactData) normalized() ContactData {
-	c.Tags = unique(c.Tags)
+	c.Tags = Unique(c.Tags)
 	c.Media = append([]Medium(nil), c.Media...)
 	sort.SliceStable(c.Media, func(i, j int) bool { return c.Media[i].Name < c.Media[j].Name })
 	rules := make([]Rule, len(c.Rules))
@@ -78,10 +78,10 @@ func (r Rule) normalized() Rule {
 		entities[i] = NormalizeEntityName(e)
 	}
 	r.Entities = entities
-	r.Tags = unique(r.Tags)
-	r.UnknownMedia = unique(r.UnknownMedia)
-	r.WarningMedia = unique(r.WarningMedia)
-	r.CriticalMedia = unique(r.CriticalMedia)
+	r.Tags = Unique(r.Tags)
+	r.UnknownMedia = Unique(r.UnknownMedia)
+	r.WarningMedia = Unique(r.WarningMedia)
+	r.CriticalMedia = Unique(r.CriticalMedia)
 	if compact, problems := TimeRestrictions(r.TimeRestrictions); len(problems) == 0 {
 		r.TimeRestrictions = compact
 	}

@@ -15,10 +15,10 @@ import (
 // entities links. All or nothing: a missing contact, or an entity id that is not known
 // (all_entity_names_by_id or entity:ID), is a *NotFoundError.
 func LinkEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, contactIDs, add, remove []string) error {
-	contactIDs, add, remove = unique(contactIDs), unique(add), unique(remove)
-	entities := unique(append(append([]string(nil), add...), remove...))
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		if err := t.mustExist(contactIDs...); err != nil {
+	contactIDs, add, remove = Unique(contactIDs), Unique(add), Unique(remove)
+	entities := Unique(append(append([]string(nil), add...), remove...))
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
+		if err := t.MustExist(contactIDs...); err != nil {
 			return nil, err
 		}
 		var b redisread.Batch
@@ -26,7 +26,7 @@ func LinkEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, contac
 		for _, e := range entities {
 			watch = append(watch, keys.Entity(e), keys.ContactsFor(e))
 		}
-		t.watch(&b, watch...)
+		t.Watch(&b, watch...)
 		type reads struct{ byName, key int }
 		at := make([]reads, len(entities))
 		for i, e := range entities {
@@ -35,7 +35,7 @@ func LinkEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, contac
 		if err := b.Run(t.ctx, t.conn); err != nil {
 			return nil, err
 		}
-		if err := missing("entity", entities, func(i int) bool { return b.Num(at[i].byName) == 1 || b.Num(at[i].key) == 1 }); err != nil {
+		if err := Missing("entity", entities, func(i int) bool { return b.Num(at[i].byName) == 1 || b.Num(at[i].key) == 1 }); err != nil {
 			return nil, err
 		}
 		var ops model.Ops

@@ -42,7 +42,7 @@ func ContactIDs(conn redis.Conn, keys schema.Keys) ([]string, error) {
 // withEntities also the entities linked to each (found by SCAN of contacts_for:*). Rules that
 // cannot be decoded are left out.
 func ReadContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, withEntities bool) ([]StoredContact, error) {
-	ids = unique(ids)
+	ids = Unique(ids)
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -158,7 +158,7 @@ func linkEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, contac
 // ReadRules reads the notification rules ids that exist, in the order given, each once, in one
 // round trip. Rules that cannot be decoded are left out.
 func ReadRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) ([]Rule, error) {
-	ids = unique(ids)
+	ids = Unique(ids)
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -202,7 +202,7 @@ func RuleIDs(ctx context.Context, conn redis.Conn, keys schema.Keys) ([]string, 
 	for i := range contacts {
 		ids = append(ids, b.Strs(i)...)
 	}
-	ids = unique(ids)
+	ids = Unique(ids)
 	sort.Strings(ids)
 	return ids, nil
 }

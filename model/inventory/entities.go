@@ -1,4 +1,4 @@
-package roster
+package inventory
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/internal/redisread"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -43,7 +44,7 @@ func EntityIDs(conn redis.Conn, keys schema.Keys) ([]string, error) {
 		}
 		all = append(all, v...)
 	}
-	all = unique(all)
+	all = roster.Unique(all)
 	sort.Strings(all)
 	return all, nil
 }
@@ -67,7 +68,7 @@ func entityName(b *redisread.Batch, at [2]int) string {
 // ReadEntities reads the entities of ids that exist, in the order given, each once, in two
 // round trips.
 func ReadEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) ([]Entity, error) {
-	ids = unique(ids)
+	ids = roster.Unique(ids)
 	var b redisread.Batch
 	at := entityNameReads(&b, keys, ids)
 	if err := b.Run(ctx, conn); err != nil {
@@ -92,7 +93,7 @@ func ReadEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []
 	for i := range out {
 		out[i].Contacts = d.Strs(rs[i].contacts)
 		sort.Strings(out[i].Contacts)
-		out[i].Checks = unique(append(d.Strs(rs[i].all), d.Strs(rs[i].current)...))
+		out[i].Checks = roster.Unique(append(d.Strs(rs[i].all), d.Strs(rs[i].current)...))
 		sort.Strings(out[i].Checks)
 		out[i].Enabled = d.Str(rs[i].enabled) != ""
 	}
@@ -118,7 +119,7 @@ func (t *txn) readEntityState(ids, names []string) (*entityState, error) {
 	for _, n := range names {
 		watch = append(watch, k.EntityID(n), k.AllChecksFor(n), k.CurrentChecks(n))
 	}
-	t.watch(&b, watch...)
+	t.Watch(&b, watch...)
 	at := entityNameReads(&b, k, ids)
 	type nameReads struct{ byName, key, all, current int }
 	nat := make([]nameReads, len(names))
@@ -147,7 +148,7 @@ func (t *txn) readEntityState(ids, names []string) (*entityState, error) {
 // nameEntity writes entity id under name in both layouts, dropping its old name when it had
 // one. A rename moves the data of the entity's checks to the new name (planMove); when another
 // entity has the name already the two merge, and the other id loses the name. A new id under a
-// name another entity has is an *ExistsError.
+// name another entity has is an *roster.ExistsError.
 func nameEntity(t *txn, ops *model.Ops, st *entityState, id, name string) error {
 	keys := t.keys
 	old := st.names[id]
@@ -160,7 +161,7 @@ func nameEntity(t *txn, ops *model.Ops, st *entityState, id, name string) error 
 	other := st.idOf[name]
 	if other != "" && other != id {
 		if old == "" {
-			return &ExistsError{What: "entity name", IDs: []string{name + " (entity " + other + ")"}}
+			return &roster.ExistsError{What: "entity name", IDs: []string{name + " (entity " + other + ")"}}
 		}
 		ops.HDel(keys.EntityNamesByID(), other)
 		ops.HDel(keys.Entity(other), "name")
@@ -189,20 +190,20 @@ func writeEntityName(ops *model.Ops, keys schema.Keys, id, name string) {
 
 // CreateEntities records entities (names lower-cased, SPEC 4.14); an id that exists under
 // another name renames it (merging when the name is taken), as Flapjack 1.x did. All or
-// nothing: an empty id or name is a *ValidationError, a new id under a name another entity has
-// an *ExistsError.
+// nothing: an empty id or name is a *roster.ValidationError, a new id under a name another entity has
+// an *roster.ExistsError.
 func CreateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, in []EntityData) error {
-	var k checker
+	var k roster.Checker
 	entities := make([]EntityData, len(in))
 	for i, e := range in {
-		entities[i] = EntityData{ID: e.ID, Name: NormalizeEntityName(e.Name)}
-		k.prefix = index("entities", i)
-		k.check("id", IDProblem(e.ID))
+		entities[i] = EntityData{ID: e.ID, Name: roster.NormalizeEntityName(e.Name)}
+		k.Prefix = roster.Index("entities", i)
+		k.Check("id", roster.IDProblem(e.ID))
 		if entities[i].Name == "" {
-			k.check("name", "missing")
+			k.Check("name", "missing")
 		}
 	}
-	if err := k.err(); err != nil {
+	if err := k.Err(); err != nil {
 		return err
 	}
 	var ids, names []string
@@ -210,7 +211,7 @@ func CreateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, in [
 		ids, names = append(ids, e.ID), append(names, e.Name)
 	}
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		st, err := t.readEntityState(unique(ids), unique(names))
+		st, err := t.readEntityState(roster.Unique(ids), roster.Unique(names))
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +237,7 @@ func (t *txn) withOldNames(st *entityState, ids, names []string) (*entityState, 
 			more = append(more, n)
 		}
 	}
-	return t.readEntityState(unique(ids), unique(more))
+	return t.readEntityState(roster.Unique(ids), roster.Unique(more))
 }
 
 // EntityChange is a change of entities (PATCH /entities/:ids).
@@ -247,26 +248,26 @@ type EntityChange struct {
 }
 
 // UpdateEntities applies change to every entity of ids. All or nothing: a missing entity or
-// contact is a *NotFoundError, a bad tag a *ValidationError.
+// contact is a *roster.NotFoundError, a bad tag a *roster.ValidationError.
 func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, change EntityChange) error {
-	ids = unique(ids)
-	name := NormalizeEntityName(change.Name)
-	var k checker
+	ids = roster.Unique(ids)
+	name := roster.NormalizeEntityName(change.Name)
+	var k roster.Checker
 	for i, tag := range append(append([]string(nil), change.AddTags...), change.RemoveTags...) {
-		k.check(index("tags", i), TagProblem(tag))
+		k.Check(roster.Index("tags", i), roster.TagProblem(tag))
 	}
 	if change.Name != "" && name == "" {
-		k.check("name", "missing")
+		k.Check("name", "missing")
 	}
 	if name != "" && len(ids) > 1 {
-		k.check("name", "cannot give several entities one name")
+		k.Check("name", "cannot give several entities one name")
 	}
-	if err := k.err(); err != nil {
+	if err := k.Err(); err != nil {
 		return err
 	}
-	contacts := unique(append(append([]string(nil), change.AddContacts...), change.RemoveContacts...))
+	contacts := roster.Unique(append(append([]string(nil), change.AddContacts...), change.RemoveContacts...))
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		if err := t.mustExist(contacts...); err != nil {
+		if err := t.MustExist(contacts...); err != nil {
 			return nil, err
 		}
 		var names []string
@@ -277,7 +278,7 @@ func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 		if err != nil {
 			return nil, err
 		}
-		if err := missing("entity", ids, func(i int) bool { return st.names[ids[i]] != "" }); err != nil {
+		if err := roster.Missing("entity", ids, func(i int) bool { return st.names[ids[i]] != "" }); err != nil {
 			return nil, err
 		}
 		if st, err = t.withOldNames(st, ids, names); err != nil {
@@ -290,21 +291,21 @@ func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 					return nil, err
 				}
 			}
-			for _, c := range unique(change.AddContacts) {
+			for _, c := range roster.Unique(change.AddContacts) {
 				ops.SAdd(keys.ContactsFor(id), c)
 			}
-			for _, c := range unique(change.RemoveContacts) {
+			for _, c := range roster.Unique(change.RemoveContacts) {
 				ops.SRem(keys.ContactsFor(id), c)
 			}
-			for _, tag := range unique(change.AddTags) {
+			for _, tag := range roster.Unique(change.AddTags) {
 				ops.SAdd(keys.EntityTag(tag), id)
 			}
-			for _, tag := range unique(change.RemoveTags) {
+			for _, tag := range roster.Unique(change.RemoveTags) {
 				ops.SRem(keys.EntityTag(tag), id)
 			}
 		}
 		if len(change.AddTags) > 0 {
-			ops.SAdd(keys.KnownEntityTags(), toBulk(unique(change.AddTags))...)
+			ops.SAdd(keys.KnownEntityTags(), roster.ToBulk(roster.Unique(change.AddTags))...)
 		}
 		return &ops, nil
 	})
