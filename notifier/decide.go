@@ -26,7 +26,7 @@ func (nt *Notifier) decide(p *plan, contacts []roster.Contact, cands []*candidat
 // read sees it as a read after this one's writes would (routeBatch).
 func (nt *Notifier) decideAlerts(p *plan, contacts []roster.Contact, cands []*candidate, now time.Time) roster.AlertChanges {
 	n := p.notification
-	var out roster.AlertChanges
+	out := newAlertChanges()
 	touched := map[string]map[string]bool{} // contact -> state fields written now
 	for i := range contacts {
 		c := &contacts[i]
@@ -88,6 +88,21 @@ func (nt *Notifier) decideAlerts(p *plan, contacts []roster.Contact, cands []*ca
 	}
 	forgetExpired(&out, contacts, now, touched)
 	return out
+}
+
+// alertChangesRoom is room for the changes of a decision on a few candidates, in one allocation
+// rather than one per kind of change and growth.
+type alertChangesRoom struct {
+	read       [4]roster.StateRead
+	alerting   [4]roster.AlertingChange
+	started    [4]roster.Suppression
+	deliveries [4]roster.Delivery
+}
+
+func newAlertChanges() roster.AlertChanges {
+	room := new(alertChangesRoom)
+	return roster.AlertChanges{Read: room.read[:0], Alerting: room.alerting[:0], Started: room.started[:0],
+		Deliveries: room.deliveries[:0]}
 }
 
 // resetIntervals ends the interval suppressions of a check on every medium of a contact when a
