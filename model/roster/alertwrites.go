@@ -1,6 +1,8 @@
 package roster
 
 import (
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -115,4 +117,73 @@ func SuppressionKey(keys schema.Keys, contactID, field string) string {
 		return keys.DropRollupAlerts(contactID, medium)
 	}
 	return ""
+}
+
+// AlertingSet names a contact medium's alerting set (contact_alerting_checks).
+type AlertingSet struct{ ContactID, Medium string }
+
+// ReadAlertingSets reads each distinct contact's contact_alert_state revision, then the sets'
+// members, in one round trip; sets are sorted by contact. A read that failed is returned after
+// the others were received.
+func ReadAlertingSets(conn redis.Conn, keys schema.Keys, sets []AlertingSet) (map[string]int64, [][]string, error) {
+	var contacts []string
+	for i, s := range sets {
+		if i == 0 || sets[i-1].ContactID != s.ContactID {
+			contacts = append(contacts, s.ContactID)
+			conn.Send("HGET", keys.ContactAlertState(s.ContactID), "revision")
+		}
+	}
+	for _, s := range sets {
+		conn.Send("ZRANGE", keys.AlertingChecks(s.ContactID, s.Medium), 0, -1)
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, nil, err
+	}
+	revisions := make(map[string]int64, len(contacts))
+	var failed error
+	for _, c := range contacts {
+		rev, err := redis.Int64(conn.Receive())
+		if err != nil && err != redis.ErrNil && failed == nil {
+			failed = err
+		}
+		revisions[c] = rev
+	}
+	members := make([][]string, len(sets))
+	for i := range sets {
+		ms, err := redis.Strings(conn.Receive())
+		if err != nil && failed == nil {
+			failed = err
+		}
+		members[i] = ms
+	}
+	return revisions, members, failed
+}
+
+// SetCleaning removes checks from an alerting set, decided on the contact's revision read with it.
+type SetCleaning struct {
+	Set      AlertingSet
+	Revision int64
+	Remove   []string
+}
+
+// CleaningRecords are the records of cleanings (sorted by contact), one per contact, and each
+// record's contact. Each is guarded by the revision read without moving it (Keep): a cleaning
+// gives way to a notifier that added to the set meanwhile, and never makes one conflict.
+func CleaningRecords(keys schema.Keys, cleanings []SetCleaning) ([]model.Record, []string) {
+	var records []model.Record
+	var contacts []string
+	for _, c := range cleanings {
+		id := c.Set.ContactID
+		if len(contacts) == 0 || contacts[len(contacts)-1] != id {
+			contacts = append(contacts, id)
+			records = append(records, model.Record{Guards: []model.Guard{
+				{Key: keys.ContactAlertState(id), Revision: c.Revision, Keep: true}}})
+		}
+		gone := make([]any, len(c.Remove))
+		for i, m := range c.Remove {
+			gone[i] = m
+		}
+		records[len(records)-1].Ops.ZRem(keys.AlertingChecks(id, c.Set.Medium), gone...)
+	}
+	return records, contacts
 }
