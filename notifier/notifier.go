@@ -516,10 +516,11 @@ type candidateReads struct {
 	probes  []probe
 	tracked []*candidate
 	kept    []*candidate // after receive: the tracked candidates not suppressed, their sets read
+	sent    *roster.StateReads
 }
 
 // sendCandidateReads settles what contact_alert_state says and sends the rest of the reads
-// (EXISTS of each probe, ZRANGE of each alerting set rollup decides on).
+// (whether each probe's key exists, the alerting set of each candidate rollup decides on).
 func (nt *Notifier) sendCandidateReads(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) *candidateReads {
 	r := &candidateReads{probes: nt.suppressionProbes(n, cands, now)}
 	for _, c := range cands {
@@ -527,35 +528,34 @@ func (nt *Notifier) sendCandidateReads(conn redis.Conn, n *schema.Notification, 
 			r.tracked = append(r.tracked, c)
 		}
 	}
-	for _, pr := range r.probes {
-		conn.Send("EXISTS", pr.key)
+	keys := make([]string, len(r.probes))
+	for i, pr := range r.probes {
+		keys[i] = pr.key
 	}
-	for _, c := range r.tracked {
-		conn.Send("ZRANGE", nt.keys.AlertingChecks(c.contact.ID, c.medium), 0, -1)
+	sets := make([]roster.AlertingSet, len(r.tracked))
+	for i, c := range r.tracked {
+		sets[i] = roster.AlertingSet{ContactID: c.contact.ID, Medium: c.medium}
 	}
+	r.sent = roster.SendStateReads(conn, nt.keys, keys, sets)
 	return r
 }
 
 // receive reads the replies of what sendCandidateReads sent.
 func (r *candidateReads) receive(conn redis.Conn) error {
-	for _, pr := range r.probes {
-		exists, err := redis.Bool(conn.Receive())
-		if err != nil {
-			return fmt.Errorf("read interval key: %w", err)
-		}
-		if exists {
+	exists, members, err := r.sent.Receive(conn)
+	if err != nil {
+		return err
+	}
+	for i, pr := range r.probes {
+		if exists[i] {
 			pr.found()
 		}
 	}
-	for _, c := range r.tracked {
-		members, err := redis.Strings(conn.Receive())
-		if err != nil {
-			return fmt.Errorf("read alerting checks of %s: %w", c.contact.ID, err)
-		}
+	for i, c := range r.tracked {
 		if c.suppressed {
 			continue
 		}
-		c.alerting = &alertingState{members: members}
+		c.alerting = &alertingState{members: members[i]}
 		if rolls(c) {
 			c.alerting.threshold = c.contact.RollupThresholds[c.medium]
 		}

@@ -265,51 +265,23 @@ func onePagePerTick(firing []*due) {
 	}
 }
 
-// probeSuppression finds the interval keys that exist among the probes of a tick. Nearly none
-// does (the notifier keeps its own intervals in contact_alert_state), which one EXISTS over
-// them all tells; only when some do is each asked (a second round trip).
+// probeSuppression marks the candidates of the probes whose interval keys exist
+// (roster.ExistingKeys: one round trip, a second only when some do).
 func probeSuppression(conn redis.Conn, probes []probe) error {
 	if len(probes) == 0 {
 		return nil
 	}
 	seen := make(map[string]bool, len(probes))
-	var keys []any
+	var keys []string
 	for _, pr := range probes {
 		if !seen[pr.key] {
 			seen[pr.key] = true
 			keys = append(keys, pr.key)
 		}
 	}
-	for chunk := range slices.Chunk(keys, existsChunk) {
-		conn.Send("EXISTS", chunk...)
-	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read interval keys: %w", err)
-	}
-	some := false
-	for range slices.Chunk(keys, existsChunk) {
-		n, err := redis.Int(conn.Receive())
-		if err != nil {
-			return fmt.Errorf("read interval keys: %w", err)
-		}
-		some = some || n > 0
-	}
-	if !some {
-		return nil
-	}
-	for _, k := range keys {
-		conn.Send("EXISTS", k)
-	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read interval keys: %w", err)
-	}
-	exists := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		n, err := redis.Int(conn.Receive())
-		if err != nil {
-			return fmt.Errorf("read interval key: %w", err)
-		}
-		exists[k.(string)] = n > 0
+	exists, err := roster.ExistingKeys(conn, keys)
+	if err != nil {
+		return err
 	}
 	for _, pr := range probes {
 		if exists[pr.key] {
@@ -318,9 +290,6 @@ func probeSuppression(conn redis.Conn, probes []probe) error {
 	}
 	return nil
 }
-
-// existsChunk bounds the keys of one EXISTS.
-const existsChunk = 1000
 
 // planStop stops a ladder whose check no longer escalates.
 func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
