@@ -27,8 +27,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/internal/redisread"
 	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
@@ -201,7 +203,7 @@ func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, []ale
 		plan, err := nt.plan(conn, raw, now)
 		if wrongType(err) {
 			// retrying cannot help: keep the notification with the reason, as an invalid one
-			drain(conn)
+			redisread.Drain(conn)
 			plan = nt.reject(raw, fmt.Errorf("cannot be routed: %w", err), now)
 		} else if err != nil {
 			return nil, nil, err
@@ -319,14 +321,8 @@ func (nt *Notifier) reject(raw string, reason error, now time.Time) *plan {
 	p := &plan{record: model.Record{Item: raw}, verdict: "invalid"}
 	nt.log.Error("notification rejected", zap.Error(reason), zap.String("notification", text.Truncate(raw, 300)))
 	rec, _ := json.Marshal(map[string]any{"error": reason.Error(), "notification": raw, "failed_at": now.Unix()})
-	p.record.Ops.RPush(nt.keys.FailedQueue(nt.cfg.Queue), rec)
+	checkstate.KeepFailedNotification(&p.record, nt.keys, nt.cfg.Queue, rec)
 	return p
-}
-
-// drain reads the replies a pipelined read that failed part-way left unread, so the next command
-// on conn gets its own reply.
-func drain(conn redis.Conn) {
-	conn.Do("")
 }
 
 // wrongType reports whether err is Redis refusing a command on a key of the wrong type (left by

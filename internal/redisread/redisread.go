@@ -227,3 +227,9 @@ func unique(items []string) []string {
 
 // Reply is the reply at i with its Redis error, for the redis.X helpers.
 func (b *Batch) Reply(i int) (any, error) { return b.replies[i], b.errs[i] }
+
+// Drain reads the replies a pipelined read that failed part-way left unread, so the next
+// command on conn gets its own reply.
+func Drain(conn redis.Conn) {
+	_, _ = conn.Do("")
+}

@@ -11,7 +11,8 @@ import (
 )
 
 // The writes of decisions that are not a check's own state: each check's explain list, the
-// events archive, and the event counters the apply script increments.
+// events archive, the event counters the apply script increments, and the notifications the
+// notifier cannot route, kept.
 
 // PushExplain adds entry (a schema.ExplainEntry's JSON) at the head of the check's explain list
 // in r's writes, keeping the keep newest.
@@ -50,4 +51,10 @@ func InitEventCounters(conn redis.Conn, counters, instance string, ttl time.Dura
 		return fmt.Errorf("init event counters: %w", err)
 	}
 	return nil
+}
+
+// KeepFailedNotification keeps a notification that cannot be routed (payload: it with the
+// reason) in the failed list of its queue, in r's writes.
+func KeepFailedNotification(r *model.Record, keys schema.Keys, queue string, payload []byte) {
+	r.Ops.RPush(keys.FailedQueue(queue), payload)
 }
