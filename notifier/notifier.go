@@ -480,70 +480,71 @@ func (nt *Notifier) suppressionKeys(n *schema.Notification, c *candidate, now ti
 // rare, and waiting for them would cost every notification a round trip.
 func (nt *Notifier) readCandidates(conn redis.Conn, ns []*schema.Notification, cands [][]*candidate, now time.Time) error {
 	reads := make([]*candidateReads, len(ns))
-	sent := false
+	var gathered roster.StateReads
 	for i, n := range ns {
 		if len(cands[i]) > 0 {
-			reads[i] = nt.sendCandidateReads(conn, n, cands[i], now)
-			sent = sent || len(reads[i].probes)+len(reads[i].tracked) > 0
+			reads[i] = nt.candidateReads(n, cands[i], now)
+			gathered.Add(reads[i].keys(), reads[i].sets())
 		}
 	}
-	if !sent {
-		return nil
-	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read interval keys and alerting sets: %w", err)
+	replies, err := gathered.Run(conn, nt.keys)
+	if err != nil || replies == nil {
+		return err
 	}
 	var cleanings []cleaning
+	k := 0
 	for i, r := range reads {
 		if r == nil {
 			continue
 		}
-		if err := r.receive(conn); err != nil {
-			return err
-		}
+		r.took(replies[k])
+		k++
 		cleanings = append(cleanings, cleaning{n: ns[i], tracked: r.kept})
 	}
 	return nt.cleanAlerting(conn, cleanings, now)
 }
 
-// candidateReads are one notification's reads of readCandidates, sent and not yet received, so
-// the reads of several notifications can share a round trip.
+// candidateReads are one notification's reads of readCandidates: the probes of interval keys
+// and the candidates whose alerting sets rollup decides on.
 type candidateReads struct {
 	probes  []probe
 	tracked []*candidate
-	kept    []*candidate // after receive: the tracked candidates not suppressed, their sets read
-	sent    *roster.StateReads
+	kept    []*candidate // after took: the tracked candidates not suppressed, their sets read
 }
 
-// sendCandidateReads settles what contact_alert_state says and sends the rest of the reads
-// (whether each probe's key exists, the alerting set of each candidate rollup decides on).
-func (nt *Notifier) sendCandidateReads(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) *candidateReads {
+// candidateReads settles what contact_alert_state says and lists the rest of the reads: whether
+// each probe's key exists, the alerting set of each candidate rollup decides on.
+func (nt *Notifier) candidateReads(n *schema.Notification, cands []*candidate, now time.Time) *candidateReads {
 	r := &candidateReads{probes: nt.suppressionProbes(n, cands, now)}
 	for _, c := range cands {
 		if !c.suppressed && nt.tracks(c) {
 			r.tracked = append(r.tracked, c)
 		}
 	}
+	return r
+}
+
+func (r *candidateReads) keys() []string {
 	keys := make([]string, len(r.probes))
 	for i, pr := range r.probes {
 		keys[i] = pr.key
 	}
+	return keys
+}
+
+func (r *candidateReads) sets() []roster.AlertingSet {
 	sets := make([]roster.AlertingSet, len(r.tracked))
 	for i, c := range r.tracked {
 		sets[i] = roster.AlertingSet{ContactID: c.contact.ID, Medium: c.medium}
 	}
-	r.sent = roster.SendStateReads(conn, nt.keys, keys, sets)
-	return r
+	return sets
 }
 
-// receive reads the replies of what sendCandidateReads sent.
-func (r *candidateReads) receive(conn redis.Conn) error {
-	exists, members, err := r.sent.Receive(conn)
-	if err != nil {
-		return err
-	}
+// took takes the reads' reply: the candidates of probes whose keys exist are suppressed, the
+// others tracked get the alerting set read.
+func (r *candidateReads) took(reply roster.StateReply) {
 	for i, pr := range r.probes {
-		if exists[i] {
+		if reply.Exists[i] {
 			pr.found()
 		}
 	}
@@ -551,13 +552,12 @@ func (r *candidateReads) receive(conn redis.Conn) error {
 		if c.suppressed {
 			continue
 		}
-		c.alerting = &alertingState{members: members[i]}
+		c.alerting = &alertingState{members: reply.Members[i]}
 		if rolls(c) {
 			c.alerting.threshold = c.contact.RollupThresholds[c.medium]
 		}
 		r.kept = append(r.kept, c)
 	}
-	return nil
 }
 
 // found marks the candidate of a probe whose key exists.

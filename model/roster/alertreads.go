@@ -61,39 +61,64 @@ func ExistingKeys(conn redis.Conn, keys []string) (map[string]bool, error) {
 	return exists, nil
 }
 
-// StateReads are one notification's reads of suppression keys and alerting sets, sent and not
-// yet received, so that the reads of several notifications share a round trip.
+// StateReads gathers several notifications' reads of suppression keys and alerting sets, to
+// run in one round trip.
 type StateReads struct {
+	reads []stateRead
+}
+
+type stateRead struct {
 	keys []string
 	sets []AlertingSet
 }
 
-// SendStateReads sends an EXISTS of each of keys and a ZRANGE of each alerting set; the caller
-// flushes conn.
-func SendStateReads(conn redis.Conn, keys schema.Keys, suppressions []string, sets []AlertingSet) *StateReads {
-	for _, k := range suppressions {
-		conn.Send("EXISTS", k)
-	}
-	for _, s := range sets {
-		conn.Send("ZRANGE", keys.AlertingChecks(s.ContactID, s.Medium), 0, -1)
-	}
-	return &StateReads{keys: suppressions, sets: sets}
+// StateReply is one notification's reads: whether each key exists, and each set's members.
+type StateReply struct {
+	Exists  []bool
+	Members [][]string
 }
 
-// Receive reads the replies of what SendStateReads sent: whether each key exists, and each
-// set's members.
-func (r *StateReads) Receive(conn redis.Conn) (exists []bool, members [][]string, err error) {
-	exists = make([]bool, len(r.keys))
-	for i := range r.keys {
-		if exists[i], err = redis.Bool(conn.Receive()); err != nil {
-			return nil, nil, fmt.Errorf("read interval key: %w", err)
+// Add gathers one notification's reads: an EXISTS of each of suppressions and a ZRANGE of each
+// alerting set. Run's replies are in the order of Add.
+func (r *StateReads) Add(suppressions []string, sets []AlertingSet) {
+	r.reads = append(r.reads, stateRead{keys: suppressions, sets: sets})
+}
+
+// Run sends the reads in one round trip and returns their replies; nil, without a round trip,
+// when there is nothing to read. An error leaves the replies after the failed one unread (see
+// redisread.Drain).
+func (r *StateReads) Run(conn redis.Conn, keys schema.Keys) ([]StateReply, error) {
+	sent := false
+	for _, rd := range r.reads {
+		for _, k := range rd.keys {
+			conn.Send("EXISTS", k)
 		}
-	}
-	members = make([][]string, len(r.sets))
-	for i, s := range r.sets {
-		if members[i], err = redis.Strings(conn.Receive()); err != nil {
-			return nil, nil, fmt.Errorf("read alerting checks of %s: %w", s.ContactID, err)
+		for _, s := range rd.sets {
+			conn.Send("ZRANGE", keys.AlertingChecks(s.ContactID, s.Medium), 0, -1)
 		}
+		sent = sent || len(rd.keys)+len(rd.sets) > 0
 	}
-	return exists, members, nil
+	if !sent {
+		return nil, nil
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, fmt.Errorf("read interval keys and alerting sets: %w", err)
+	}
+	out := make([]StateReply, len(r.reads))
+	for i, rd := range r.reads {
+		reply := StateReply{Exists: make([]bool, len(rd.keys)), Members: make([][]string, len(rd.sets))}
+		var err error
+		for j := range rd.keys {
+			if reply.Exists[j], err = redis.Bool(conn.Receive()); err != nil {
+				return nil, fmt.Errorf("read interval key: %w", err)
+			}
+		}
+		for j, s := range rd.sets {
+			if reply.Members[j], err = redis.Strings(conn.Receive()); err != nil {
+				return nil, fmt.Errorf("read alerting checks of %s: %w", s.ContactID, err)
+			}
+		}
+		out[i] = reply
+	}
+	return out, nil
 }

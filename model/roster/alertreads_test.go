@@ -10,7 +10,7 @@ import (
 )
 
 // TestAlertStateReads reads suppression keys and alerting sets as the notifier does: two
-// notifications' reads sent together, then received in turn; and ExistingKeys over keys of
+// notifications' reads in one round trip; and ExistingKeys over keys of
 // which none, then some, exist.
 func TestAlertStateReads(t *testing.T) {
 	t.Parallel()
@@ -25,18 +25,21 @@ func TestAlertStateReads(t *testing.T) {
 		t.Errorf("no key exists: %v %v", found, err)
 	}
 	db.Do(t, "SET", held, 1)
-	first := roster.SendStateReads(conn, k, []string{held, free}, []roster.AlertingSet{{ContactID: "ada", Medium: "sms"}})
-	second := roster.SendStateReads(conn, k, nil, []roster.AlertingSet{{ContactID: "bob", Medium: "sms"}})
-	if err := conn.Flush(); err != nil {
-		t.Fatal(err)
+	var none roster.StateReads
+	none.Add(nil, nil)
+	if replies, err := none.Run(conn, k); replies != nil || err != nil {
+		t.Errorf("nothing to read: %v %v", replies, err)
 	}
-	exists, members, err := first.Receive(conn)
-	if err != nil || !reflect.DeepEqual(exists, []bool{true, false}) || !reflect.DeepEqual(members, [][]string{{"db-01:PING", "web-01:HTTP"}}) {
-		t.Errorf("first notification's reads: %v %v %v", exists, members, err)
+	var reads roster.StateReads
+	reads.Add([]string{held, free}, []roster.AlertingSet{{ContactID: "ada", Medium: "sms"}})
+	reads.Add(nil, []roster.AlertingSet{{ContactID: "bob", Medium: "sms"}})
+	replies, err := reads.Run(conn, k)
+	want := []roster.StateReply{
+		{Exists: []bool{true, false}, Members: [][]string{{"db-01:PING", "web-01:HTTP"}}},
+		{Exists: []bool{}, Members: [][]string{{}}},
 	}
-	exists, members, err = second.Receive(conn)
-	if err != nil || len(exists) != 0 || !reflect.DeepEqual(members, [][]string{{}}) {
-		t.Errorf("second notification's reads: %v %v %v", exists, members, err)
+	if err != nil || !reflect.DeepEqual(replies, want) {
+		t.Errorf("replies %+v (%v), want %+v", replies, err, want)
 	}
 
 	found, err := roster.ExistingKeys(conn, []string{held, free})
