@@ -9,7 +9,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/checkstate"
-	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -27,7 +27,7 @@ type checkLinks struct {
 	Entities []string `json:"entities"`
 }
 
-func toCheckJSON(c roster.Check) checkJSON {
+func toCheckJSON(c inventory.Check) checkJSON {
 	out := checkJSON{ID: c.ID(), Name: c.Check, EntityName: c.Entity, Enabled: c.Enabled, Tags: list(c.Tags),
 		Links: checkLinks{Entities: []string{}}}
 	if c.EntityID != "" {
@@ -62,8 +62,8 @@ func checkRefs(r *http.Request, n int) ([]model.CheckRef, []string, error) {
 
 // mustReadChecks reads the checks of refs; any missing one is 1.6's 404 (an unknown entity
 // named first).
-func (a *jsonAPI) mustReadChecks(r *http.Request, c redis.Conn, refs []model.CheckRef) ([]roster.Check, error) {
-	found, noEntity, err := roster.ReadChecks(r.Context(), c, a.o.Keys, refs)
+func (a *jsonAPI) mustReadChecks(r *http.Request, c redis.Conn, refs []model.CheckRef) ([]inventory.Check, error) {
+	found, noEntity, err := inventory.ReadChecks(r.Context(), c, a.o.Keys, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (a *jsonAPI) mustReadChecks(r *http.Request, c redis.Conn, refs []model.Che
 }
 
 func (a *jsonAPI) getChecks(w http.ResponseWriter, r *http.Request) error {
-	var found []roster.Check
+	var found []inventory.Check
 	err := a.conn(r, func(c redis.Conn) error {
 		var refs []model.CheckRef
 		var ids []string
@@ -96,10 +96,10 @@ func (a *jsonAPI) getChecks(w http.ResponseWriter, r *http.Request) error {
 			if refs, ids, err = checkRefs(r, 1); err != nil {
 				return err
 			}
-		} else if refs, err = roster.CheckIDs(c, a.o.Keys); err != nil {
+		} else if refs, err = inventory.CheckIDs(c, a.o.Keys); err != nil {
 			return err
 		}
-		if found, _, err = roster.ReadChecks(r.Context(), c, a.o.Keys, refs); err != nil {
+		if found, _, err = inventory.ReadChecks(r.Context(), c, a.o.Keys, refs); err != nil {
 			return err
 		}
 		if len(found) == 0 && r.PathValue("ids") != "" {
@@ -123,12 +123,12 @@ func (a *jsonAPI) postChecks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	checks := make([]roster.NewCheck, len(items))
+	checks := make([]inventory.NewCheck, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
 		f := newFields(index("checks", i), item, "id", "entity_id", "name", "tags", "enabled")
 		all[i] = f
-		checks[i] = roster.NewCheck{EntityID: f.str("entity_id"), Name: f.str("name"), Tags: f.strs("tags")}
+		checks[i] = inventory.NewCheck{EntityID: f.str("entity_id"), Name: f.str("name"), Tags: f.strs("tags")}
 	}
 	if err := itemsErr(all); err != nil {
 		return err
@@ -136,7 +136,7 @@ func (a *jsonAPI) postChecks(w http.ResponseWriter, r *http.Request) error {
 	var ids []string
 	err = a.conn(r, func(c redis.Conn) error {
 		var err error
-		ids, err = roster.CreateChecks(r.Context(), c, a.o.Keys, checks, a.now())
+		ids, err = inventory.CreateChecks(r.Context(), c, a.o.Keys, checks, a.now())
 		return err
 	})
 	if err != nil {
@@ -176,7 +176,7 @@ func (a *jsonAPI) patchChecks(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if len(add)+len(remove) > 0 {
-			if err := roster.TagChecks(r.Context(), c, a.o.Keys, refs, add, remove); err != nil {
+			if err := inventory.TagChecks(r.Context(), c, a.o.Keys, refs, add, remove); err != nil {
 				return err
 			}
 		}

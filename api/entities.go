@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/model/roster"
 )
 
@@ -26,7 +27,7 @@ type entityLinks struct {
 	Checks   []string `json:"checks"`
 }
 
-func toEntityJSON(e roster.Entity) entityJSON {
+func toEntityJSON(e inventory.Entity) entityJSON {
 	out := entityJSON{ID: e.ID, Name: e.Name, Links: entityLinks{Contacts: list(e.Contacts), Checks: []string{}}}
 	for _, c := range e.Checks {
 		out.Links.Checks = append(out.Links.Checks, model.CheckRef{Entity: e.Name, Check: c}.ID())
@@ -54,8 +55,8 @@ func parseBool(s string) (bool, bool) {
 
 // readEntities reads the entities of path segment n (all when the route has no ids); a list
 // none of which exists is a 404 with 1.6's message.
-func (a *jsonAPI) readEntities(r *http.Request, n int) ([]roster.Entity, error) {
-	var out []roster.Entity
+func (a *jsonAPI) readEntities(r *http.Request, n int) ([]inventory.Entity, error) {
+	var out []inventory.Entity
 	err := a.conn(r, func(c redis.Conn) error {
 		var ids []string
 		var err error
@@ -63,10 +64,10 @@ func (a *jsonAPI) readEntities(r *http.Request, n int) ([]roster.Entity, error) 
 			if ids, err = pathIDs(r, n); err != nil {
 				return err
 			}
-		} else if ids, err = roster.EntityIDs(c, a.o.Keys); err != nil {
+		} else if ids, err = inventory.EntityIDs(c, a.o.Keys); err != nil {
 			return err
 		}
-		if out, err = roster.ReadEntities(r.Context(), c, a.o.Keys, ids); err != nil {
+		if out, err = inventory.ReadEntities(r.Context(), c, a.o.Keys, ids); err != nil {
 			return err
 		}
 		if len(out) == 0 && r.PathValue("ids") != "" {
@@ -104,7 +105,7 @@ func (a *jsonAPI) getEntities(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// entityErr turns roster's entity errors into 1.6's answers: a missing entity is 404 "could not
+// entityErr turns inventory's entity errors into 1.6's answers: a missing entity is 404 "could not
 // find entity 'x'".
 func entityErr(err error) error {
 	var nf *roster.NotFoundError
@@ -123,14 +124,14 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	entities := make([]roster.EntityData, len(items))
-	links := make([]roster.EntityChange, len(items))
+	entities := make([]inventory.EntityData, len(items))
+	links := make([]inventory.EntityChange, len(items))
 	all := make([]*fields, len(items))
 	for i, item := range items {
 		f := newFields(index("entities", i), item, "id", "name", "contacts", "tags", "links")
 		all[i] = f
-		entities[i] = roster.EntityData{ID: f.str("id"), Name: f.str("name")}
-		links[i] = roster.EntityChange{AddContacts: f.strs("contacts"), AddTags: f.strs("tags")}
+		entities[i] = inventory.EntityData{ID: f.str("id"), Name: f.str("name")}
+		links[i] = inventory.EntityChange{AddContacts: f.strs("contacts"), AddTags: f.strs("tags")}
 		if entities[i].ID == "" {
 			return failWith(http.StatusForbidden, "Entity with a nil id detected")
 		}
@@ -142,7 +143,7 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 		if err := a.knownContacts(r, c, links); err != nil {
 			return err
 		}
-		if err := roster.CreateEntities(r.Context(), c, a.o.Keys, entities); err != nil {
+		if err := inventory.CreateEntities(r.Context(), c, a.o.Keys, entities); err != nil {
 			return err
 		}
 		return a.linkCreated(r, c, entities, links)
@@ -160,7 +161,7 @@ func (a *jsonAPI) postEntities(w http.ResponseWriter, r *http.Request) error {
 
 // knownContacts refuses (422, before anything is written) contacts of created entities that do
 // not exist; Flapjack 1.6 skipped them silently.
-func (a *jsonAPI) knownContacts(r *http.Request, c redis.Conn, links []roster.EntityChange) error {
+func (a *jsonAPI) knownContacts(r *http.Request, c redis.Conn, links []inventory.EntityChange) error {
 	var ids []string
 	for _, l := range links {
 		ids = append(ids, l.AddContacts...)
@@ -189,12 +190,12 @@ func (a *jsonAPI) knownContacts(r *http.Request, c redis.Conn, links []roster.En
 
 // linkCreated gives created entities the contacts and tags their records list, as Flapjack
 // 1.6's Entity.add did: the contacts replace the entity's (contacts_for:ID), the tags are added.
-func (a *jsonAPI) linkCreated(r *http.Request, c redis.Conn, entities []roster.EntityData, links []roster.EntityChange) error {
+func (a *jsonAPI) linkCreated(r *http.Request, c redis.Conn, entities []inventory.EntityData, links []inventory.EntityChange) error {
 	for i, e := range entities {
 		if links[i].AddContacts == nil && links[i].AddTags == nil {
 			continue
 		}
-		current, err := roster.ReadEntities(r.Context(), c, a.o.Keys, []string{e.ID})
+		current, err := inventory.ReadEntities(r.Context(), c, a.o.Keys, []string{e.ID})
 		if err != nil {
 			return err
 		}
@@ -206,7 +207,7 @@ func (a *jsonAPI) linkCreated(r *http.Request, c redis.Conn, entities []roster.E
 				}
 			}
 		}
-		if err := roster.UpdateEntities(r.Context(), c, a.o.Keys, []string{e.ID}, change); err != nil {
+		if err := inventory.UpdateEntities(r.Context(), c, a.o.Keys, []string{e.ID}, change); err != nil {
 			return err
 		}
 	}
@@ -222,7 +223,7 @@ func (a *jsonAPI) patchEntities(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var change roster.EntityChange
+	var change inventory.EntityChange
 	for _, op := range ops {
 		switch {
 		case op.Op == "replace":
@@ -244,7 +245,7 @@ func (a *jsonAPI) patchEntities(w http.ResponseWriter, r *http.Request) error {
 			change.RemoveTags = append(change.RemoveTags, op.ID)
 		}
 	}
-	if err := a.conn(r, func(c redis.Conn) error { return roster.UpdateEntities(r.Context(), c, a.o.Keys, ids, change) }); err != nil {
+	if err := a.conn(r, func(c redis.Conn) error { return inventory.UpdateEntities(r.Context(), c, a.o.Keys, ids, change) }); err != nil {
 		return entityErr(err)
 	}
 	noContent(w)

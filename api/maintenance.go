@@ -13,7 +13,7 @@ import (
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/checkstate"
-	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -57,7 +57,7 @@ func (a *jsonAPI) withTargets(kind string, h targetHandler) apiHandler {
 			if err != nil {
 				return err
 			}
-			entities, err := roster.ReadEntities(r.Context(), c, a.o.Keys, ids)
+			entities, err := inventory.ReadEntities(r.Context(), c, a.o.Keys, ids)
 			if err != nil {
 				return err
 			}

@@ -106,8 +106,7 @@ func (d *decider) decide(ev *schema.Event, raw string, f *checkstate.CheckFacts,
 		out.record.Counter = "action"
 		w.Action(now, ev.State)
 		if f.State == "" {
-			w.Ops.ZAdd(d.keys.AllChecks(), now, f.ID)
-			w.Ops.ZAdd(d.keys.AllChecksFor(ev.Entity), now, ev.Check)
+			w.KnowCheck(now)
 		}
 	}
 
@@ -171,9 +170,7 @@ func (d *decider) explain(ev *schema.Event, id string, out *decision, now int64)
 	if out.notification != nil {
 		e.Notification, e.Severity = out.notification.Type, out.notification.Severity
 	}
-	key := d.keys.Explain(id)
-	out.record.Ops.LPush(key, e.AppendJSON(make([]byte, 0, 160)))
-	out.record.Ops.LTrim(key, 0, int64(d.cfg.ExplainEntries-1))
+	checkstate.PushExplain(&out.record, d.keys, id, e.AppendJSON(make([]byte, 0, 160)), d.cfg.ExplainEntries)
 }
 
 func storedOrDefault(v int64, has bool, def int64) int64 {

@@ -181,17 +181,7 @@ func (x *Executive) initCounters(ctx context.Context) error {
 		return fmt.Errorf("init event counters: %w", err)
 	}
 	defer conn.Close()
-	inst := x.target.InstanceCounters
-	conn.Send("MULTI")
-	for _, f := range []string{"all", "ok", "failure", "action", "invalid"} {
-		conn.Send("HSETNX", x.target.Counters, f, 0)
-		conn.Send("HSET", inst, f, 0)
-	}
-	conn.Send("EXPIRE", inst, int64(instanceCountersTTL/time.Second))
-	if _, err := conn.Do("EXEC"); err != nil {
-		return fmt.Errorf("init event counters: %w", err)
-	}
-	return nil
+	return checkstate.InitEventCounters(conn, x.target.Counters, x.target.InstanceCounters, instanceCountersTTL)
 }
 
 // Loop returns the run loop of this executive (SIGTERM-safe, retrying on Redis errors).
@@ -441,7 +431,7 @@ func (x *Executive) preparePart(p *roundPart, now time.Time, listLen, slotBase i
 		records = append(records, rec)
 	}
 	if p.archive != nil {
-		records = append(records, x.archiveRecord(p.archive, now))
+		records = append(records, checkstate.ArchiveRecord(x.keys, p.archive, now, x.cfg.ArchiveMaxAge))
 	}
 	target := x.target
 	target.PerMinute, target.PerMinuteTTL = x.keys.EventsPerMinute(now), perMinuteTTL
@@ -499,21 +489,6 @@ func (x *Executive) rejectRecords(failures []parseFailure, now time.Time) []mode
 		rejected = append(rejected, rec)
 	}
 	return rejected
-}
-
-func (x *Executive) archiveRecord(items []string, now time.Time) model.Record {
-	var rec model.Record
-	key := x.keys.EventsArchive(now)
-	args := make([]any, len(items))
-	for i, it := range items {
-		args[i] = it
-	}
-	// Newest at the head, as Flapjack 1.x's BRPOPLPUSH leaves it: its readers (a mirror) read
-	// the list from the tail.
-	rec.Ops.LPush(key, args...)
-	rec.Ops.Expire(key, seconds(x.cfg.ArchiveMaxAge))
-	rec.Ops.SAdd(x.keys.KnownEventsArchiveKeys(), key)
-	return rec
 }
 
 // readFacts returns the facts to decide current with: from the cache for the results of checks

@@ -7,7 +7,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/checkstate"
-	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -210,7 +210,7 @@ func TestNotificationTagsIncludeTheCheckTagsGivenThroughTheAPI(t *testing.T) {
 	conn := h.db.Conn(t)
 	defer conn.Close()
 	h.at(0).send(`{"entity":"web-01","check":"HTTP","type":"service","state":"ok"}`)
-	if err := roster.TagChecks(context.Background(), conn, h.keys, []model.CheckRef{{Entity: "web-01", Check: "HTTP"}},
+	if err := inventory.TagChecks(context.Background(), conn, h.keys, []model.CheckRef{{Entity: "web-01", Check: "HTTP"}},
 		[]string{"payments"}, nil); err != nil {
 		t.Fatal(err)
 	}

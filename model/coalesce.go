@@ -76,3 +76,24 @@ func (o *Ops) AppendAll(parts []Ops) {
 		o.n += parts[i].n
 	}
 }
+
+// Merge adds the parts' guards (each once) and writes to r's, and coalesces the writes: one
+// atomic record for decisions taken together (a notifier tick's steps).
+func (r *Record) Merge(parts []*Record) {
+	seen := make(map[Guard]bool, len(r.Guards))
+	for _, g := range r.Guards {
+		seen[g] = true
+	}
+	ops := make([]Ops, 0, len(parts))
+	for _, p := range parts {
+		for _, g := range p.Guards {
+			if !seen[g] {
+				seen[g] = true
+				r.Guards = append(r.Guards, g)
+			}
+		}
+		ops = append(ops, p.Ops)
+	}
+	r.Ops.AppendAll(ops)
+	r.Ops.Coalesce()
+}

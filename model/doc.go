@@ -5,7 +5,8 @@
 // "check is current" writes batched per claim), CheckRef, and the decoding of integer replies.
 //
 // The stores are layered, each importing only those before it: model, then model/checkstate
-// (check state on the hot path), then model/roster (contacts and what routes to them, entities
-// and checks as operators configure them), then model/views (read-only views for the surfaces).
+// (check state on the hot path), then model/roster (contacts and what routes to them), then
+// model/inventory (entities and checks as operators configure them); model/views (read-only
+// views for the surfaces) imports only model and model/checkstate.
 // Package schema names every key; decisions live in executive and notifier.
 package model

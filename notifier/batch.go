@@ -5,6 +5,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/redisread"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
@@ -230,7 +231,7 @@ func (b *batch) flush(segment []int, plans []*plan, routings []roster.Routing) {
 // routeOne, which rejects the notifications that read such a key; other errors stand.
 func (b *batch) oneByOne(segment []int) {
 	if wrongType(b.err) {
-		drain(b.conn)
+		redisread.Drain(b.conn)
 		b.err, b.fresh = nil, segment[0]
 	}
 }

@@ -10,28 +10,33 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/config"
-	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-// decide turns the candidates into alerts and the writes that go with them (docs/flapjack-1x.md 3.6,
-// 3.7): rollup state, interval suppressions, and the alert on each medium's queue. What it
-// writes into contact_alert_state it also makes of each contact's SuppressedUntil, so the next
-// notification of a batch sharing the contact's read sees it as a read after this one's writes
-// would (routeBatch).
+// decide turns the candidates into alerts and the changes that go with them (docs/flapjack-1x.md 3.6,
+// 3.7), written into the plan's record by model/roster: rollup state, interval suppressions,
+// and the alert on each medium's queue.
 func (nt *Notifier) decide(p *plan, contacts []roster.Contact, cands []*candidate, now time.Time) {
+	changes := nt.decideAlerts(p, contacts, cands, now)
+	roster.WriteAlertChanges(&p.record, nt.keys, &changes)
+}
+
+// decideAlerts decides what decide writes. What it changes of contact_alert_state it also makes
+// of each contact's SuppressedUntil, so the next notification of a batch sharing the contact's
+// read sees it as a read after this one's writes would (routeBatch).
+func (nt *Notifier) decideAlerts(p *plan, contacts []roster.Contact, cands []*candidate, now time.Time) roster.AlertChanges {
 	n := p.notification
-	ops := &p.record.Ops
+	out := newAlertChanges()
 	touched := map[string]map[string]bool{} // contact -> state fields written now
 	for i := range contacts {
 		c := &contacts[i]
-		p.record.Guards = append(p.record.Guards, model.Guard{Key: nt.keys.ContactAlertState(c.ID), Revision: c.Revision})
+		out.Read = append(out.Read, roster.StateRead{ContactID: c.ID, Revision: c.Revision})
 		touched[c.ID] = map[string]bool{}
 		if isRecoveryOrAck(n) {
-			nt.resetIntervals(ops, c, n, touched[c.ID])
+			resetIntervals(&out, c, n, touched[c.ID])
 			if !nt.cfg.RollupSetsOnly {
-				nt.stopAlerting(ops, c, n)
+				stopAlerting(&out, c, n)
 			}
 		}
 	}
@@ -45,7 +50,7 @@ func (nt *Notifier) decide(p *plan, contacts []roster.Contact, cands []*candidat
 		why := "alerted"
 		if rolls(c) && p.escalation == nil { // an escalation step is one person's page, never rolled up
 			rollup = decideRollup(c, n)
-			nt.writeRollup(ops, c, n, rollup, now, touched[cid])
+			rollupChanges(&out, c, n, rollup, now, touched[cid])
 			if rollup.drop {
 				p.skipped = append(p.skipped, skip{cid, c.medium, fmt.Sprintf(
 					"rollup: %d checks alerting (threshold %d) and a summary was sent within the interval",
@@ -61,7 +66,7 @@ func (nt *Notifier) decide(p *plan, contacts []roster.Contact, cands []*candidat
 				why = fmt.Sprintf("alerted (rollup threshold %d not reached: %d checks alerting)", c.alerting.threshold, len(rollup.remaining))
 			}
 		} else if nt.keepsAlerting(p, c) {
-			ops.ZAdd(nt.keys.AlertingChecks(cid, c.medium), now.Unix(), n.EventID)
+			out.Alerting = append(out.Alerting, roster.AlertingChange{ContactID: cid, Medium: c.medium, Add: n.EventID, At: now.Unix()})
 			p.tidy = append(p.tidy, alertingSet{contact: cid, medium: c.medium})
 		}
 		queueName, ok := nt.cfg.MediaQueues[c.medium]
@@ -76,76 +81,81 @@ func (nt *Notifier) decide(p *plan, contacts []roster.Contact, cands []*candidat
 		alert := buildAlert(p, c, rollup, now)
 		payload, _ := json.Marshal(alert)
 		if !isRecoveryOrAck(n) {
-			nt.writeInterval(ops, c, n, now, touched[cid])
+			startInterval(&out, c, n, now, touched[cid])
 		}
-		ops.RPush(nt.keys.Queue(queueName), payload)
+		out.Deliveries = append(out.Deliveries, roster.Delivery{Queue: queueName, Payload: payload})
 		p.alerts = append(p.alerts, alert)
 		p.sent = append(p.sent, skip{cid, c.medium, why})
 	}
-	nt.forgetExpired(ops, contacts, now, touched)
+	forgetExpired(&out, contacts, now, touched)
+	return out
+}
+
+// alertChangesRoom is room for the changes of a decision on a few candidates, in one allocation
+// rather than one per kind of change and growth.
+type alertChangesRoom struct {
+	read       [4]roster.StateRead
+	alerting   [4]roster.AlertingChange
+	started    [4]roster.Suppression
+	deliveries [4]roster.Delivery
+}
+
+func newAlertChanges() roster.AlertChanges {
+	room := new(alertChangesRoom)
+	return roster.AlertChanges{Read: room.read[:0], Alerting: room.alerting[:0], Started: room.started[:0],
+		Deliveries: room.deliveries[:0]}
 }
 
 // resetIntervals ends the interval suppressions of a check on every medium of a contact when a
 // recovery or acknowledgement arrives (docs/flapjack-1x.md 3.7 step 4 does it only on the media the
 // recovery is sent to; we reset all, so the first problem after a recovery always goes out).
-func (nt *Notifier) resetIntervals(ops *model.Ops, c *roster.Contact, n *schema.Notification, touched map[string]bool) {
-	state := nt.keys.ContactAlertState(c.ID)
+func resetIntervals(out *roster.AlertChanges, c *roster.Contact, n *schema.Notification, touched map[string]bool) {
 	for _, m := range slices.Sorted(maps.Keys(c.Media)) {
 		for _, s := range []string{schema.StateWarning, schema.StateCritical, schema.StateUnknown} {
 			field := schema.DropField(m, n.EventID, s)
 			if _, ok := c.SuppressedUntil[field]; !ok {
 				continue
 			}
-			ops.Del(nt.keys.DropAlerts(c.ID, m, n.EventID, s))
-			ops.HDel(state, field)
+			out.Ended = append(out.Ended, roster.Suppression{ContactID: c.ID, Field: field})
 			delete(c.SuppressedUntil, field)
 			touched[field] = true
 		}
 	}
 }
 
-// writeInterval starts the interval of a sent problem or test (docs/flapjack-1x.md 3.7 step 4).
-func (nt *Notifier) writeInterval(ops *model.Ops, c *candidate, n *schema.Notification, now time.Time, touched map[string]bool) {
-	cid, state := c.contact.ID, nt.keys.ContactAlertState(c.contact.ID)
+// startInterval starts the interval of a sent problem or test (docs/flapjack-1x.md 3.7 step 4).
+func startInterval(out *roster.AlertChanges, c *candidate, n *schema.Notification, now time.Time, touched map[string]bool) {
 	field := schema.DropField(c.medium, n.EventID, n.State)
-	ops.SetEx(nt.keys.DropAlerts(cid, c.medium, n.EventID, n.State), c.interval, c.interval)
-	ops.HSet(state, field, now.Unix()+c.interval)
-	suppressUntil(c.contact, field, now.Unix()+c.interval)
+	start(out, c, field, now)
 	touched[field] = true
 }
 
-// suppressUntil notes in the contact's view a suppression this plan writes.
-func suppressUntil(c *roster.Contact, field string, until int64) {
-	if c.SuppressedUntil == nil {
-		c.SuppressedUntil = map[string]int64{}
+// start starts a suppression of c's contact for c's interval, and notes it in the contact's view.
+func start(out *roster.AlertChanges, c *candidate, field string, now time.Time) {
+	until := now.Unix() + c.interval
+	out.Started = append(out.Started, roster.Suppression{ContactID: c.contact.ID, Field: field, Until: until, TTL: c.interval})
+	if c.contact.SuppressedUntil == nil {
+		c.contact.SuppressedUntil = map[string]int64{}
 	}
-	c.SuppressedUntil[field] = until
+	c.contact.SuppressedUntil[field] = until
 }
 
-// writeRollup records the alerting set and throttle changes of a rolled-up medium.
-func (nt *Notifier) writeRollup(ops *model.Ops, c *candidate, n *schema.Notification, d rollupDecision, now time.Time, touched map[string]bool) {
-	set := nt.keys.AlertingChecks(c.contact.ID, c.medium)
-	if d.add {
-		ops.ZAdd(set, now.Unix(), n.EventID)
-	}
-	if len(d.removed) > 0 {
-		members := make([]any, len(d.removed))
-		for i, id := range d.removed {
-			members[i] = id
+// rollupChanges are the alerting set and throttle changes of a rolled-up medium.
+func rollupChanges(out *roster.AlertChanges, c *candidate, n *schema.Notification, d rollupDecision, now time.Time, touched map[string]bool) {
+	if d.add || len(d.removed) > 0 {
+		change := roster.AlertingChange{ContactID: c.contact.ID, Medium: c.medium, Remove: d.removed}
+		if d.add {
+			change.Add, change.At = n.EventID, now.Unix()
 		}
-		ops.ZRem(set, members...)
+		out.Alerting = append(out.Alerting, change)
 	}
 	field := schema.RollupDropField(c.medium)
-	state := nt.keys.ContactAlertState(c.contact.ID)
 	switch {
 	case d.setThrottle:
-		ops.SetEx(nt.keys.DropRollupAlerts(c.contact.ID, c.medium), c.interval, c.interval)
-		ops.HSet(state, field, now.Unix()+c.interval)
-		suppressUntil(c.contact, field, now.Unix()+c.interval)
+		start(out, c, field, now)
 		touched[field] = true
 	case d.clearThrottle:
-		ops.Del(nt.keys.DropRollupAlerts(c.contact.ID, c.medium))
-		ops.HDel(state, field)
+		out.Ended = append(out.Ended, roster.Suppression{ContactID: c.contact.ID, Field: field})
 		delete(c.contact.SuppressedUntil, field)
 		touched[field] = true
 	}
@@ -163,10 +173,10 @@ func (nt *Notifier) keepsAlerting(p *plan, c *candidate) bool {
 // without rollup of a contact, whether or not the notification is sent there (rules may route
 // it elsewhere, blackhole it or be out of their time restrictions). A rollup medium's set is
 // left to rollup, whose next alert reports the check leaving it.
-func (nt *Notifier) stopAlerting(ops *model.Ops, c *roster.Contact, n *schema.Notification) {
+func stopAlerting(out *roster.AlertChanges, c *roster.Contact, n *schema.Notification) {
 	for _, m := range slices.Sorted(maps.Keys(c.Media)) {
 		if !rollsOn(c, m) {
-			ops.ZRem(nt.keys.AlertingChecks(c.ID, m), n.EventID)
+			out.Alerting = append(out.Alerting, roster.AlertingChange{ContactID: c.ID, Medium: m, Remove: []string{n.EventID}})
 		}
 	}
 }
@@ -175,38 +185,17 @@ func (nt *Notifier) stopAlerting(ops *model.Ops, c *roster.Contact, n *schema.No
 // bounded by what is currently suppressed, together with the documented key written alongside:
 // by the wall clock its TTL may not have run out (always so in replay), and a documented key
 // without our end time would read as an operator's manual suppression.
-func (nt *Notifier) forgetExpired(ops *model.Ops, contacts []roster.Contact, now time.Time, touched map[string]map[string]bool) {
+func forgetExpired(out *roster.AlertChanges, contacts []roster.Contact, now time.Time, touched map[string]map[string]bool) {
 	for i := range contacts {
 		c := &contacts[i]
-		var expired []any
 		for _, field := range slices.Sorted(maps.Keys(c.SuppressedUntil)) {
 			if c.SuppressedUntil[field] > now.Unix() || touched[c.ID][field] {
 				continue
 			}
-			expired = append(expired, field)
-			if key := nt.suppressionKey(c.ID, field); key != "" {
-				ops.Del(key)
-			}
-		}
-		for _, field := range expired {
-			delete(c.SuppressedUntil, field.(string))
-		}
-		if len(expired) > 0 {
-			ops.HDel(nt.keys.ContactAlertState(c.ID), expired...)
+			out.Ended = append(out.Ended, roster.Suppression{ContactID: c.ID, Field: field})
+			delete(c.SuppressedUntil, field)
 		}
 	}
-}
-
-// suppressionKey is the documented key matching a contact_alert_state field.
-func (nt *Notifier) suppressionKey(contactID, field string) string {
-	medium, checkID, state, ok := schema.ParseDropField(field)
-	if ok {
-		return nt.keys.DropAlerts(contactID, medium, checkID, state)
-	}
-	if medium, ok := schema.ParseRollupDropField(field); ok {
-		return nt.keys.DropRollupAlerts(contactID, medium)
-	}
-	return ""
 }
 
 // buildAlert is the alert JSON of docs/flapjack-1x.md 3.8.

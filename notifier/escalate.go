@@ -8,7 +8,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"go.uber.org/zap"
 
-	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -136,8 +135,8 @@ func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
 				p.escalationNotes = append(p.escalationNotes, "escalation "+l.PolicyID+" stopped: "+reason)
 			}
 			l.Told = true
-			nt.writeLadder(p, l, false)
-			nt.indexStopped(p, l, e.windows[l.PolicyID])
+			roster.WriteLadder(&p.record, nt.keys, l, false)
+			roster.IndexStopped(&p.record, nt.keys, l, e.windows[l.PolicyID])
 		}
 		return
 	}
@@ -147,7 +146,7 @@ func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
 		}
 		l := e.ladders[pol.ID]
 		if l.Exists && !l.Active() {
-			p.record.Ops.ZRem(nt.keys.EscalationsStopped(), schema.EscalationMember(l.PolicyID, l.CheckID))
+			roster.Unstop(&p.record, nt.keys, l)
 		}
 		switch {
 		case !l.Exists || (!l.Active() && now.Unix()-l.StoppedAt > pol.RestartWindow()):
@@ -167,7 +166,7 @@ func (nt *Notifier) planEscalations(p *plan, e *escalations, now time.Time) {
 				"its restart window): no step fires twice")
 		}
 		l.Notification = p.record.Item
-		nt.writeLadder(p, l, true)
+		roster.WriteLadder(&p.record, nt.keys, l, true)
 	}
 }
 
@@ -181,39 +180,6 @@ func nextDue(pol roster.EscalationPolicy, l roster.Ladder) int64 {
 		return l.StartedAt + pol.Steps[len(pol.Steps)-1].Delay + int64(l.Repeats+1)*pol.Repeat
 	}
 	return 0
-}
-
-// writeLadder writes l whole, guarded by the revision read, and files it in the due set: by its
-// next step while in progress, not at all once stopped.
-func (nt *Notifier) writeLadder(p *plan, l roster.Ladder, inProgress bool) {
-	nt.writeLadderFields(p, l, inProgress, roster.LadderFields)
-	p.record.Ops.SAdd(nt.keys.CheckEscalations(l.CheckID), l.PolicyID)
-}
-
-// moveLadder is writeLadder for a tick: only the fields that moved from prev, the ladder read.
-func (nt *Notifier) moveLadder(p *plan, prev, l roster.Ladder, inProgress bool) {
-	nt.writeLadderFields(p, l, inProgress, func(next roster.Ladder) []any { return roster.LadderChanges(prev, next) })
-}
-
-func (nt *Notifier) writeLadderFields(p *plan, l roster.Ladder, inProgress bool, fields func(roster.Ladder) []any) {
-	ops := &p.record.Ops
-	key := nt.keys.EscalationLadder(l.PolicyID, l.CheckID)
-	p.record.Guards = append(p.record.Guards, model.Guard{Key: key, Revision: l.Revision})
-	l.Revision++
-	ops.HSet(key, fields(l)...)
-	member := schema.EscalationMember(l.PolicyID, l.CheckID)
-	if inProgress && l.Active() {
-		ops.ZAdd(nt.keys.EscalationsDue(), roster.DueScore(l), member)
-	} else {
-		ops.ZRem(nt.keys.EscalationsDue(), member)
-	}
-}
-
-// indexStopped files a stopped ladder in escalations_stopped by when retention may forget it:
-// its stop plus the policy's restart window; at once when the policy is gone (window 0), as
-// nothing can resume it.
-func (nt *Notifier) indexStopped(p *plan, l roster.Ladder, window int64) {
-	p.record.Ops.ZAdd(nt.keys.EscalationsStopped(), l.StoppedAt+window, schema.EscalationMember(l.PolicyID, l.CheckID))
 }
 
 // policyCache keeps decoded policies by their stored JSON, so routing and ticks decode a policy

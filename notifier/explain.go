@@ -76,9 +76,7 @@ func (nt *Notifier) recordExplain(p *plan, contacts []roster.Contact, now time.T
 		e.Stage, e.Reason = schema.ExplainEscalation, p.reason
 	}
 	payload, _ := json.Marshal(e)
-	key := nt.keys.Explain(n.EventID)
-	p.record.Ops.LPush(key, payload)
-	p.record.Ops.LTrim(key, 0, int64(nt.cfg.ExplainEntries-1))
+	checkstate.PushExplain(&p.record, nt.keys, n.EventID, payload, nt.cfg.ExplainEntries)
 }
 
 // RulesQuery is a hypothetical notification for one contact (`flapjack rules test`).

@@ -27,8 +27,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/internal/redisread"
 	"github.com/flapjackgo/flapjack/internal/text"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
@@ -201,7 +203,7 @@ func (nt *Notifier) routeOne(conn redis.Conn, raw string) ([]schema.Alert, []ale
 		plan, err := nt.plan(conn, raw, now)
 		if wrongType(err) {
 			// retrying cannot help: keep the notification with the reason, as an invalid one
-			drain(conn)
+			redisread.Drain(conn)
 			plan = nt.reject(raw, fmt.Errorf("cannot be routed: %w", err), now)
 		} else if err != nil {
 			return nil, nil, err
@@ -319,14 +321,8 @@ func (nt *Notifier) reject(raw string, reason error, now time.Time) *plan {
 	p := &plan{record: model.Record{Item: raw}, verdict: "invalid"}
 	nt.log.Error("notification rejected", zap.Error(reason), zap.String("notification", text.Truncate(raw, 300)))
 	rec, _ := json.Marshal(map[string]any{"error": reason.Error(), "notification": raw, "failed_at": now.Unix()})
-	p.record.Ops.RPush(nt.keys.FailedQueue(nt.cfg.Queue), rec)
+	checkstate.KeepFailedNotification(&p.record, nt.keys, nt.cfg.Queue, rec)
 	return p
-}
-
-// drain reads the replies a pipelined read that failed part-way left unread, so the next command
-// on conn gets its own reply.
-func drain(conn redis.Conn) {
-	conn.Do("")
 }
 
 // wrongType reports whether err is Redis refusing a command on a key of the wrong type (left by
@@ -484,84 +480,84 @@ func (nt *Notifier) suppressionKeys(n *schema.Notification, c *candidate, now ti
 // rare, and waiting for them would cost every notification a round trip.
 func (nt *Notifier) readCandidates(conn redis.Conn, ns []*schema.Notification, cands [][]*candidate, now time.Time) error {
 	reads := make([]*candidateReads, len(ns))
-	sent := false
+	var gathered roster.StateReads
 	for i, n := range ns {
 		if len(cands[i]) > 0 {
-			reads[i] = nt.sendCandidateReads(conn, n, cands[i], now)
-			sent = sent || len(reads[i].probes)+len(reads[i].tracked) > 0
+			reads[i] = nt.candidateReads(n, cands[i], now)
+			gathered.Add(reads[i].keys(), reads[i].sets())
 		}
 	}
-	if !sent {
-		return nil
-	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read interval keys and alerting sets: %w", err)
+	replies, err := gathered.Run(conn, nt.keys)
+	if err != nil || replies == nil {
+		return err
 	}
 	var cleanings []cleaning
+	k := 0
 	for i, r := range reads {
 		if r == nil {
 			continue
 		}
-		if err := r.receive(conn); err != nil {
-			return err
-		}
+		r.took(replies[k])
+		k++
 		cleanings = append(cleanings, cleaning{n: ns[i], tracked: r.kept})
 	}
 	return nt.cleanAlerting(conn, cleanings, now)
 }
 
-// candidateReads are one notification's reads of readCandidates, sent and not yet received, so
-// the reads of several notifications can share a round trip.
+// candidateReads are one notification's reads of readCandidates: the probes of interval keys
+// and the candidates whose alerting sets rollup decides on.
 type candidateReads struct {
 	probes  []probe
 	tracked []*candidate
-	kept    []*candidate // after receive: the tracked candidates not suppressed, their sets read
+	kept    []*candidate // after took: the tracked candidates not suppressed, their sets read
 }
 
-// sendCandidateReads settles what contact_alert_state says and sends the rest of the reads
-// (EXISTS of each probe, ZRANGE of each alerting set rollup decides on).
-func (nt *Notifier) sendCandidateReads(conn redis.Conn, n *schema.Notification, cands []*candidate, now time.Time) *candidateReads {
+// candidateReads settles what contact_alert_state says and lists the rest of the reads: whether
+// each probe's key exists, the alerting set of each candidate rollup decides on.
+func (nt *Notifier) candidateReads(n *schema.Notification, cands []*candidate, now time.Time) *candidateReads {
 	r := &candidateReads{probes: nt.suppressionProbes(n, cands, now)}
 	for _, c := range cands {
 		if !c.suppressed && nt.tracks(c) {
 			r.tracked = append(r.tracked, c)
 		}
 	}
-	for _, pr := range r.probes {
-		conn.Send("EXISTS", pr.key)
-	}
-	for _, c := range r.tracked {
-		conn.Send("ZRANGE", nt.keys.AlertingChecks(c.contact.ID, c.medium), 0, -1)
-	}
 	return r
 }
 
-// receive reads the replies of what sendCandidateReads sent.
-func (r *candidateReads) receive(conn redis.Conn) error {
-	for _, pr := range r.probes {
-		exists, err := redis.Bool(conn.Receive())
-		if err != nil {
-			return fmt.Errorf("read interval key: %w", err)
-		}
-		if exists {
+func (r *candidateReads) keys() []string {
+	keys := make([]string, len(r.probes))
+	for i, pr := range r.probes {
+		keys[i] = pr.key
+	}
+	return keys
+}
+
+func (r *candidateReads) sets() []roster.AlertingSet {
+	sets := make([]roster.AlertingSet, len(r.tracked))
+	for i, c := range r.tracked {
+		sets[i] = roster.AlertingSet{ContactID: c.contact.ID, Medium: c.medium}
+	}
+	return sets
+}
+
+// took takes the reads' reply: the candidates of probes whose keys exist are suppressed, the
+// others tracked get the alerting set read.
+func (r *candidateReads) took(reply roster.StateReply) {
+	for i, pr := range r.probes {
+		if reply.Exists[i] {
 			pr.found()
 		}
 	}
-	for _, c := range r.tracked {
-		members, err := redis.Strings(conn.Receive())
-		if err != nil {
-			return fmt.Errorf("read alerting checks of %s: %w", c.contact.ID, err)
-		}
+	for i, c := range r.tracked {
 		if c.suppressed {
 			continue
 		}
-		c.alerting = &alertingState{members: members}
+		c.alerting = &alertingState{members: reply.Members[i]}
 		if rolls(c) {
 			c.alerting.threshold = c.contact.RollupThresholds[c.medium]
 		}
 		r.kept = append(r.kept, c)
 	}
-	return nil
 }
 
 // found marks the candidate of a probe whose key exists.

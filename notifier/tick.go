@@ -130,7 +130,7 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 		policyID, checkID, ok := schema.ParseEscalationMember(m)
 		if !ok {
 			nt.log.Error("escalations_due member is not POLICY:ENTITY:CHECK; removed", zap.String("member", m))
-			t.record.Ops.ZRem(nt.keys.EscalationsDue(), m)
+			roster.DropDueMember(&t.record, nt.keys, m)
 			continue
 		}
 		refs = append(refs, [2]string{policyID, checkID})
@@ -143,10 +143,7 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 	var statuses []views.CheckStatus
 	var maintained []int // indexes in dues of checks with maintenance windows
 	var checks []checkstate.FactsRequest
-	drop := func(l roster.Ladder) { // guarded, so a fresh start survives
-		t.record.Guards = append(t.record.Guards, model.Guard{Key: nt.keys.EscalationLadder(l.PolicyID, l.CheckID), Revision: l.Revision})
-		t.record.Ops.ZRem(nt.keys.EscalationsDue(), schema.EscalationMember(l.PolicyID, l.CheckID))
-	}
+	drop := func(l roster.Ladder) { roster.DropDue(&t.record, nt.keys, l) } // guarded, so a fresh start survives
 	for i, l := range read.Ladders {
 		if !l.Active() {
 			drop(l) // stale member: a stop raced the due set
@@ -222,23 +219,12 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 	for _, d := range firing {
 		nt.planFire(d, now)
 	}
-	seen := map[model.Guard]bool{}
-	for _, g := range t.record.Guards {
-		seen[g] = true
-	}
-	parts := make([]model.Ops, 0, len(dues))
+	parts := make([]*model.Record, 0, len(dues))
 	for _, d := range dues {
-		for _, g := range d.p.record.Guards {
-			if !seen[g] {
-				seen[g] = true
-				t.record.Guards = append(t.record.Guards, g)
-			}
-		}
-		parts = append(parts, d.p.record.Ops)
+		parts = append(parts, &d.p.record)
 		t.plans = append(t.plans, d.p)
 	}
-	t.record.Ops.AppendAll(parts)
-	t.record.Ops.Coalesce()
+	t.record.Merge(parts)
 	return t, nil
 }
 
@@ -279,51 +265,23 @@ func onePagePerTick(firing []*due) {
 	}
 }
 
-// probeSuppression finds the interval keys that exist among the probes of a tick. Nearly none
-// does (the notifier keeps its own intervals in contact_alert_state), which one EXISTS over
-// them all tells; only when some do is each asked (a second round trip).
+// probeSuppression marks the candidates of the probes whose interval keys exist
+// (roster.ExistingKeys: one round trip, a second only when some do).
 func probeSuppression(conn redis.Conn, probes []probe) error {
 	if len(probes) == 0 {
 		return nil
 	}
 	seen := make(map[string]bool, len(probes))
-	var keys []any
+	var keys []string
 	for _, pr := range probes {
 		if !seen[pr.key] {
 			seen[pr.key] = true
 			keys = append(keys, pr.key)
 		}
 	}
-	for chunk := range slices.Chunk(keys, existsChunk) {
-		conn.Send("EXISTS", chunk...)
-	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read interval keys: %w", err)
-	}
-	some := false
-	for range slices.Chunk(keys, existsChunk) {
-		n, err := redis.Int(conn.Receive())
-		if err != nil {
-			return fmt.Errorf("read interval keys: %w", err)
-		}
-		some = some || n > 0
-	}
-	if !some {
-		return nil
-	}
-	for _, k := range keys {
-		conn.Send("EXISTS", k)
-	}
-	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("read interval keys: %w", err)
-	}
-	exists := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		n, err := redis.Int(conn.Receive())
-		if err != nil {
-			return fmt.Errorf("read interval key: %w", err)
-		}
-		exists[k.(string)] = n > 0
+	exists, err := roster.ExistingKeys(conn, keys)
+	if err != nil {
+		return err
 	}
 	for _, pr := range probes {
 		if exists[pr.key] {
@@ -333,19 +291,16 @@ func probeSuppression(conn redis.Conn, probes []probe) error {
 	return nil
 }
 
-// existsChunk bounds the keys of one EXISTS.
-const existsChunk = 1000
-
 // planStop stops a ladder whose check no longer escalates.
 func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
 	l, p := d.ladder, d.p
 	l.StoppedAt, l.StoppedReason, l.NextDue = now.Unix(), reason, 0
-	nt.moveLadder(p, d.ladder, l, false)
+	roster.MoveLadder(&p.record, nt.keys, d.ladder, l, false)
 	window := int64(0) // the policy is gone
 	if d.found {
 		window = d.policy.RestartWindow()
 	}
-	nt.indexStopped(p, l, window)
+	roster.IndexStopped(&p.record, nt.keys, l, window)
 	p.escStopped = append(p.escStopped, reason)
 	p.verdict = "escalation_stopped"
 	step := l.Fired + 1
@@ -402,7 +357,7 @@ func (nt *Notifier) planFire(d *due, now time.Time) {
 		}
 	}
 	l.NextDue = nextDue(pol, l)
-	nt.moveLadder(p, d.ladder, l, true)
+	roster.MoveLadder(&p.record, nt.keys, d.ladder, l, true)
 	p.escFired = idx + 1
 	p.reason = fmt.Sprintf("escalation %s step %d of %d fired: nobody acknowledged for %s", l.PolicyID, idx+1,
 		len(pol.Steps), humantime.Words(time.Duration(now.Unix()-l.StartedAt)*time.Second))

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 )
 
 // The alerting sets of media without rollup (contact_alerting_checks) decide nothing: only
@@ -41,7 +42,11 @@ func (nt *Notifier) tidyAlerting(conn redis.Conn, sets []alertingSet) {
 	sets = slices.Compact(slices.SortedFunc(slices.Values(sets), func(a, b alertingSet) int {
 		return cmp.Or(cmp.Compare(a.contact, b.contact), cmp.Compare(a.medium, b.medium))
 	}))
-	revisions, members, err := nt.readAlertingSets(conn, sets)
+	refs := make([]roster.AlertingSet, len(sets))
+	for i, s := range sets {
+		refs[i] = roster.AlertingSet{ContactID: s.contact, Medium: s.medium}
+	}
+	revisions, members, err := roster.ReadAlertingSets(conn, nt.keys, refs)
 	if err != nil {
 		nt.log.Warn("alerting sets not cleaned; the next problem on each cleans it", zap.Error(err))
 		return
@@ -57,7 +62,7 @@ func (nt *Notifier) tidyAlerting(conn redis.Conn, sets []alertingSet) {
 		nt.log.Warn("alerting sets not cleaned; the next problem on each cleans it", zap.Error(err))
 		return
 	}
-	records, contacts := nt.tidyRecords(sets, revisions, members, facts, now)
+	records, contacts := roster.CleaningRecords(nt.keys, cleanings(refs, revisions, members, facts, now))
 	if len(records) == 0 {
 		return
 	}
@@ -75,62 +80,17 @@ func (nt *Notifier) tidyAlerting(conn redis.Conn, sets []alertingSet) {
 	}
 }
 
-// readAlertingSets reads each distinct contact's revision, then the sets, in one round trip.
-func (nt *Notifier) readAlertingSets(conn redis.Conn, sets []alertingSet) (map[string]int64, [][]string, error) {
-	var contacts []string
+// cleanings are the removals from sets (sorted by contact) of the members leaving them, each
+// with its contact's revision read before the set.
+func cleanings(sets []roster.AlertingSet, revisions map[string]int64, members [][]string, facts memberFacts,
+	now time.Time) []roster.SetCleaning {
+	var out []roster.SetCleaning
 	for i, s := range sets {
-		if i == 0 || sets[i-1].contact != s.contact {
-			contacts = append(contacts, s.contact)
-			conn.Send("HGET", nt.keys.ContactAlertState(s.contact), "revision")
-		}
-	}
-	for _, s := range sets {
-		conn.Send("ZRANGE", nt.keys.AlertingChecks(s.contact, s.medium), 0, -1)
-	}
-	if err := conn.Flush(); err != nil {
-		return nil, nil, err
-	}
-	revisions := make(map[string]int64, len(contacts))
-	var failed error
-	for _, c := range contacts {
-		rev, err := redis.Int64(conn.Receive())
-		if err != nil && err != redis.ErrNil && failed == nil {
-			failed = err
-		}
-		revisions[c] = rev
-	}
-	members := make([][]string, len(sets))
-	for i := range sets {
-		ms, err := redis.Strings(conn.Receive())
-		if err != nil && failed == nil {
-			failed = err
-		}
-		members[i] = ms
-	}
-	return revisions, members, failed
-}
-
-// tidyRecords builds one record per contact whose sets lose members, guarded by the revision
-// read before the sets, and the contact of each record.
-func (nt *Notifier) tidyRecords(sets []alertingSet, revisions map[string]int64, members [][]string, facts memberFacts,
-	now time.Time) ([]model.Record, []string) {
-	var records []model.Record
-	var contacts []string
-	for i, s := range sets {
-		remove := facts.leaving(s.contact, members[i], now)
+		remove := facts.leaving(s.ContactID, members[i], now)
 		if len(remove) == 0 {
 			continue
 		}
-		if len(contacts) == 0 || contacts[len(contacts)-1] != s.contact {
-			contacts = append(contacts, s.contact)
-			records = append(records, model.Record{Guards: []model.Guard{
-				{Key: nt.keys.ContactAlertState(s.contact), Revision: revisions[s.contact], Keep: true}}})
-		}
-		gone := make([]any, 0, len(remove))
-		for _, id := range slices.Sorted(maps.Keys(remove)) {
-			gone = append(gone, id)
-		}
-		records[len(records)-1].Ops.ZRem(nt.keys.AlertingChecks(s.contact, s.medium), gone...)
+		out = append(out, roster.SetCleaning{Set: s, Revision: revisions[s.ContactID], Remove: slices.Sorted(maps.Keys(remove))})
 	}
-	return records, contacts
+	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
@@ -156,11 +157,11 @@ func (s *server) entities(kind string) func(http.ResponseWriter, *http.Request) 
 	return func(w http.ResponseWriter, r *http.Request) error {
 		d := entitiesData{Kind: kind}
 		err := s.withConn(r, func(conn redis.Conn) error {
-			ids, err := roster.EntityIDs(conn, s.o.Keys)
+			ids, err := inventory.EntityIDs(conn, s.o.Keys)
 			if err != nil {
 				return err
 			}
-			ents, err := roster.ReadEntities(r.Context(), conn, s.o.Keys, ids)
+			ents, err := inventory.ReadEntities(r.Context(), conn, s.o.Keys, ids)
 			if err != nil {
 				return err
 			}
@@ -172,7 +173,7 @@ func (s *server) entities(kind string) func(http.ResponseWriter, *http.Request) 
 			if err != nil {
 				return err
 			}
-			byName := map[string]roster.Entity{}
+			byName := map[string]inventory.Entity{}
 			for _, e := range ents {
 				byName[e.Name] = e
 			}
@@ -277,7 +278,7 @@ func (s *server) readCheck(r *http.Request) (checkData, error) {
 		d.Details, d.Perfdata = f["details"], perfdataText(f["perfdata"])
 		d.LastUpdate, _ = strconv.ParseInt(f["last_update"], 10, 64)
 		d.InitialFailureDelay, d.RepeatFailureDelay = delayText(f["initial_failure_delay"]), delayText(f["repeat_failure_delay"])
-		checks, _, err := roster.ReadChecks(r.Context(), conn, s.o.Keys, []model.CheckRef{ref})
+		checks, _, err := inventory.ReadChecks(r.Context(), conn, s.o.Keys, []model.CheckRef{ref})
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/redisread"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/checkstate"
-	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -138,7 +138,7 @@ func openTimeline(ctx context.Context, pool *redis.Pool, keys schema.Keys, h His
 	switch source {
 	case SourceArchive:
 		tl = archiveTimeline(pool, keys, h, hours)
-		refs, err := roster.CheckIDs(conn, keys)
+		refs, err := inventory.CheckIDs(conn, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -313,7 +313,7 @@ type change struct {
 // the interval observed in the check's decision record (explain:ENTITY:CHECK), else at
 // h.RepeatInterval.
 func statesTimeline(ctx context.Context, conn redis.Conn, keys schema.Keys, h History) (*timeline, error) {
-	refs, err := roster.CheckIDs(conn, keys)
+	refs, err := inventory.CheckIDs(conn, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +328,7 @@ func statesTimeline(ctx context.Context, conn redis.Conn, keys schema.Keys, h Hi
 	// so rules matching those tags match as they did live.
 	tags := map[model.CheckRef][]string{}
 	if len(chosen) > 0 {
-		checks, _, err := roster.ReadChecks(ctx, conn, keys, chosen)
+		checks, _, err := inventory.ReadChecks(ctx, conn, keys, chosen)
 		if err != nil {
 			return nil, err
 		}
@@ -488,7 +488,7 @@ func explainSeen(entries []string) bool {
 // chosen checks that overlap the range, at its start (the archive does not hold them: they are
 // created through the API, not as events).
 func maintenanceLines(ctx context.Context, conn redis.Conn, keys schema.Keys, h History) ([]line, error) {
-	refs, err := roster.CheckIDs(conn, keys)
+	refs, err := inventory.CheckIDs(conn, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -24,7 +25,7 @@ type Space struct {
 // liveConfig is what routing reads, as the live Redis holds it.
 type liveConfig struct {
 	contacts []roster.StoredContact
-	entities []roster.EntityData
+	entities []inventory.EntityData
 	policies []roster.EscalationPolicy
 	// interest are the contacts_for sets: ENTITY_ID, ALL or ENTITY_ID:CHECK -> contact ids
 	interest map[string][]string
@@ -41,11 +42,11 @@ func readLiveConfig(ctx context.Context, conn redis.Conn, keys schema.Keys) (*li
 	if err != nil {
 		return nil, err
 	}
-	entityIDs, err := roster.EntityIDs(conn, keys)
+	entityIDs, err := inventory.EntityIDs(conn, keys)
 	if err != nil {
 		return nil, err
 	}
-	entities, err := roster.ReadEntities(ctx, conn, keys, entityIDs)
+	entities, err := inventory.ReadEntities(ctx, conn, keys, entityIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func readLiveConfig(ctx context.Context, conn redis.Conn, keys schema.Keys) (*li
 	}
 	cfg := &liveConfig{contacts: contacts, policies: policies, interest: map[string][]string{}}
 	for _, e := range entities {
-		cfg.entities = append(cfg.entities, roster.EntityData{ID: e.ID, Name: e.Name})
+		cfg.entities = append(cfg.entities, inventory.EntityData{ID: e.ID, Name: e.Name})
 	}
 	names, err := redisread.ScanSets(ctx, conn, keys.ContactsFor(""))
 	if err != nil {
@@ -85,7 +86,7 @@ func (cfg *liveConfig) write(ctx context.Context, s Space) ([]string, error) {
 	defer conn.Close()
 	var notes []string
 	if len(cfg.entities) > 0 {
-		if err := roster.CreateEntities(ctx, conn, s.Keys, cfg.entities); err != nil {
+		if err := inventory.CreateEntities(ctx, conn, s.Keys, cfg.entities); err != nil {
 			return nil, fmt.Errorf("copy entities: %w", err)
 		}
 	}

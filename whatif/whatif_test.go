@@ -14,7 +14,7 @@ import (
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/importer"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
-	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/notifier"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/replay"
@@ -436,8 +436,8 @@ func TestCheckTagsAgreeOnBothPaths(t *testing.T) {
 	}
 	live := newLive(t, strings.Join(day, ""), executive.DefaultConfig())
 	conn := live.Conn(t)
-	if _, err := roster.CreateChecks(context.Background(), conn, schema.NewKeys(""),
-		[]roster.NewCheck{{EntityID: "1", Name: "HTTP", Tags: []string{"team-web"}}}, weekStart); err != nil {
+	if _, err := inventory.CreateChecks(context.Background(), conn, schema.NewKeys(""),
+		[]inventory.NewCheck{{EntityID: "1", Name: "HTTP", Tags: []string{"team-web"}}}, weekStart); err != nil {
 		t.Fatal(err)
 	}
 	conn.Close()

@@ -208,3 +208,9 @@ func (b *Batch) Err(i int) error { return b.errs[i] }
 
 // Reply is the reply at i with its Redis error, for the redis.X helpers.
 func (b *Batch) Reply(i int) (any, error) { return b.replies[i], b.errs[i] }
+
+// Drain reads the replies a pipelined read that failed part-way left unread, so the next
+// command on conn gets its own reply.
+func Drain(conn redis.Conn) {
+	_, _ = conn.Do("")
+}

@@ -108,6 +108,13 @@ func (w *CheckWriter) TouchIndexes(now int64) {
 	w.Ops.ZAdd(k.CurrentEntities(), now, w.Entity)
 }
 
+// KnowCheck adds a check first seen through an action to all_checks and all_checks:ENTITY,
+// without marking it current.
+func (w *CheckWriter) KnowCheck(now int64) {
+	w.Ops.ZAdd(w.Keys.AllChecks(), now, w.ID)
+	w.Ops.ZAdd(w.Keys.AllChecksFor(w.Entity), now, w.CheckName)
+}
+
 // Action records an action event (ID:actions TS -> state).
 func (w *CheckWriter) Action(now int64, state string) {
 	w.Ops.HSet(w.Keys.Actions(w.ID), now, state)

@@ -18,8 +18,8 @@ import (
 func LinkEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, contactIDs, add, remove []string) error {
 	contactIDs, add, remove = strset.Unique(contactIDs), strset.Unique(add), strset.Unique(remove)
 	entities := strset.Unique(append(append([]string(nil), add...), remove...))
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		if err := t.mustExist(contactIDs...); err != nil {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
+		if err := t.MustExist(contactIDs...); err != nil {
 			return nil, err
 		}
 		var b redisread.Batch
@@ -27,7 +27,7 @@ func LinkEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, contac
 		for _, e := range entities {
 			watch = append(watch, keys.Entity(e), keys.ContactsFor(e))
 		}
-		t.watch(&b, watch...)
+		t.Watch(&b, watch...)
 		type reads struct{ byName, key int }
 		at := make([]reads, len(entities))
 		for i, e := range entities {
@@ -36,7 +36,7 @@ func LinkEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, contac
 		if err := b.Run(t.ctx, t.conn); err != nil {
 			return nil, err
 		}
-		if err := missing("entity", entities, func(i int) bool { return b.Num(at[i].byName) == 1 || b.Num(at[i].key) == 1 }); err != nil {
+		if err := Missing("entity", entities, func(i int) bool { return b.Num(at[i].byName) == 1 || b.Num(at[i].key) == 1 }); err != nil {
 			return nil, err
 		}
 		var ops model.Ops

@@ -36,7 +36,7 @@ type contactState struct {
 // all_contacts, rule lists, the owners of those rules and of ruleIDs, media names, the types of
 // the contact_tag sets of tags and, when withTags, the contact_tag sets holding each contact
 // (found by SCAN: they have no per-contact index, as in Flapjack 1.x).
-func (t *txn) readContacts(ids, ruleIDs, tags []string, withTags bool) (*contactState, error) {
+func (t *Txn) readContacts(ids, ruleIDs, tags []string, withTags bool) (*contactState, error) {
 	keys := t.keys
 	st := &contactState{exists: map[string]bool{}, oldRules: map[string][]string{}, ruleOwner: map[string]string{},
 		oldTags: map[string][]string{}, media: map[string][]string{}, tagType: map[string]string{}}
@@ -54,7 +54,7 @@ func (t *txn) readContacts(ids, ruleIDs, tags []string, withTags bool) (*contact
 		watch = append(watch, keys.ContactTag(tag))
 	}
 	var b redisread.Batch
-	t.watch(&b, watch...)
+	t.Watch(&b, watch...)
 	allType := b.Add("TYPE", keys.AllContacts())
 	type reads struct {
 		exists       contactAt
@@ -125,7 +125,7 @@ func (t *txn) readContacts(ids, ruleIDs, tags []string, withTags bool) (*contact
 	for _, rid := range more {
 		watch = append(watch, keys.Rule(rid))
 	}
-	t.watch(&b2, watch...)
+	t.Watch(&b2, watch...)
 	at2 := make([]int, len(more))
 	for i, rid := range more {
 		at2[i] = b2.Add("HGET", keys.Rule(rid), "contact_id")
@@ -266,7 +266,7 @@ func bulkError(what string, res BulkResult) error {
 	v := &ValidationError{}
 	for _, p := range res.Problems {
 		f := p.FieldError
-		f.Field = index(what, p.Index) + "." + f.Field
+		f.Field = Index(what, p.Index) + "." + f.Field
 		v.Errors = append(v.Errors, f)
 	}
 	return v
@@ -292,7 +292,7 @@ func replaceContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, in 
 		seen[c.ID] = i
 		for k, r := range contacts[i].Rules {
 			if prev, dup := ruleAt[r.ID]; dup && prev != i {
-				static.refuse(i, FieldError{Field: index("notification_rules", k) + ".id",
+				static.refuse(i, FieldError{Field: Index("notification_rules", k) + ".id",
 					Reason: fmt.Sprintf("rule id %q is also used by contact %d", r.ID, prev)})
 				continue
 			}
@@ -305,7 +305,7 @@ func replaceContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, in 
 
 	var res BulkResult
 	created := false
-	err := guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	err := Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		res = BulkResult{Refused: append([]bool(nil), static.Refused...), Problems: append([]Problem(nil), static.Problems...)}
 		created = false
 		var ids, ruleIDs, tags []string
@@ -345,7 +345,7 @@ func replaceContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, in 
 		for _, i := range candidates {
 			for k, tag := range contacts[i].Tags {
 				if typ := st.tagType[tag]; typ != "none" && typ != "set" {
-					res.refuse(i, FieldError{Field: index("tags", k),
+					res.refuse(i, FieldError{Field: Index("tags", k),
 						Reason: fmt.Sprintf("key %s holds a %s, not a set", keys.ContactTag(tag), typ)})
 				}
 			}
@@ -369,7 +369,7 @@ func replaceContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, in 
 					if o, ok := seen[owner]; ok && !res.Refused[o] {
 						continue
 					}
-					res.refuse(i, FieldError{Field: index("notification_rules", k) + ".id",
+					res.refuse(i, FieldError{Field: Index("notification_rules", k) + ".id",
 						Reason: fmt.Sprintf("rule %q belongs to contact %q", r.ID, owner), Err: ErrRuleTaken})
 					changed = true
 				}
@@ -415,13 +415,13 @@ func replaceContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, in 
 // *NotFoundError, an invalid result a *ValidationError.
 func UpdateContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, change func(*ContactInfo) error) error {
 	ids = strset.Unique(ids)
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		var b redisread.Batch
 		var watch []string
 		for _, id := range ids {
 			watch = append(watch, keys.Contact(id), keys.ContactTimezone(id))
 		}
-		t.watch(&b, append(watch, keys.AllContacts())...)
+		t.Watch(&b, append(watch, keys.AllContacts())...)
 		type reads struct {
 			exists   contactAt
 			info, tz int
@@ -437,7 +437,7 @@ func UpdateContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 		if err := b.Run(t.ctx, t.conn); err != nil {
 			return nil, err
 		}
-		if err := missing("contact", ids, func(i int) bool { return at[i].exists.exists(&b) }); err != nil {
+		if err := Missing("contact", ids, func(i int) bool { return at[i].exists.exists(&b) }); err != nil {
 			return nil, err
 		}
 		var ops model.Ops
@@ -450,9 +450,9 @@ func UpdateContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 			if err := change(&info); err != nil {
 				return nil, err
 			}
-			var k checker
-			k.check("timezone", TimezoneProblem(info.Timezone))
-			if err := k.err(); err != nil {
+			var k Checker
+			k.Check("timezone", TimezoneProblem(info.Timezone))
+			if err := k.Err(); err != nil {
 				return nil, err
 			}
 			writeInfo(&ops, keys, id, info, false)
@@ -471,8 +471,8 @@ func forgetDroppedMedia(ops *model.Ops, keys schema.Keys, c ContactData, old []s
 	}
 }
 
-// missing returns a *NotFoundError naming the ids for which found is false.
-func missing(what string, ids []string, found func(i int) bool) error {
+// Missing returns a *NotFoundError naming the ids for which found is false.
+func Missing(what string, ids []string, found func(i int) bool) error {
 	var gone []string
 	for i, id := range ids {
 		if !found(i) {
@@ -493,12 +493,12 @@ func missing(what string, ids []string, found func(i int) bool) error {
 // *NotFoundError.
 func DeleteContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) error {
 	ids = strset.Unique(ids)
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		st, err := t.readContacts(ids, nil, nil, true)
 		if err != nil {
 			return nil, err
 		}
-		if err := missing("contact", ids, func(i int) bool { return st.exists[ids[i]] }); err != nil {
+		if err := Missing("contact", ids, func(i int) bool { return st.exists[ids[i]] }); err != nil {
 			return nil, err
 		}
 		_, setKeys, members, err := t.watchedMemberships(keys.ContactsFor, ids)
@@ -529,20 +529,20 @@ func DeleteContacts(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 // contact is a *NotFoundError, an invalid medium a *ValidationError (fields under
 // media.<name>).
 func SetMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, contactID string, media []Medium) error {
-	var k checker
+	var k Checker
 	seen := map[string]bool{}
 	for _, m := range media {
 		if seen[m.Name] {
-			k.check("media."+m.Name, "given twice")
+			k.Check("media."+m.Name, "given twice")
 		}
 		seen[m.Name] = true
 		k.medium("media."+m.Name, m)
 	}
-	if err := k.err(); err != nil {
+	if err := k.Err(); err != nil {
 		return err
 	}
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		if err := t.mustExist(contactID); err != nil {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
+		if err := t.MustExist(contactID); err != nil {
 			return nil, err
 		}
 		var ops model.Ops
@@ -554,7 +554,7 @@ func SetMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, contactID 
 // watchedMemberships finds every set of a family (family("") is its prefix), watches them all
 // and says which of ids each holds: the names after the prefix, the set keys and, per set, its
 // members among ids.
-func (t *txn) watchedMemberships(family func(string) string, ids []string) ([]string, []string, []map[string]bool, error) {
+func (t *Txn) watchedMemberships(family func(string) string, ids []string) ([]string, []string, []map[string]bool, error) {
 	names, err := redisread.ScanSets(t.ctx, t.conn, family(""))
 	if err != nil {
 		return nil, nil, nil, err
@@ -563,7 +563,7 @@ func (t *txn) watchedMemberships(family func(string) string, ids []string) ([]st
 	for i, name := range names {
 		setKeys[i] = family(name)
 	}
-	if err := t.watchNow(setKeys...); err != nil {
+	if err := t.WatchNow(setKeys...); err != nil {
 		return nil, nil, nil, err
 	}
 	_, members, err := redisread.Memberships(t.ctx, t.conn, setKeys, ids)
@@ -573,15 +573,15 @@ func (t *txn) watchedMemberships(family func(string) string, ids []string) ([]st
 	return names, setKeys, members, nil
 }
 
-// mustExist WATCHes the contacts and all_contacts and returns a *NotFoundError when one does
+// MustExist WATCHes the contacts and all_contacts and returns a *NotFoundError when one does
 // not exist.
-func (t *txn) mustExist(ids ...string) error {
+func (t *Txn) MustExist(ids ...string) error {
 	var b redisread.Batch
 	watch := []string{t.keys.AllContacts()}
 	for _, id := range ids {
 		watch = append(watch, ownKeys(t.keys, id)...)
 	}
-	t.watch(&b, watch...)
+	t.Watch(&b, watch...)
 	at := make([]contactAt, len(ids))
 	for i, id := range ids {
 		at[i] = addContactExists(&b, t.keys, id)
@@ -589,12 +589,12 @@ func (t *txn) mustExist(ids ...string) error {
 	if err := b.Run(t.ctx, t.conn); err != nil {
 		return err
 	}
-	return missing("contact", ids, func(i int) bool { return at[i].exists(&b) })
+	return Missing("contact", ids, func(i int) bool { return at[i].exists(&b) })
 }
 
 // readMedia reads, under WATCH, the media refs name; a contact or medium that does not exist is
 // a *NotFoundError.
-func (t *txn) readMedia(refs []MediumRef) ([]Medium, error) {
+func (t *Txn) readMedia(refs []MediumRef) ([]Medium, error) {
 	keys := t.keys
 	var ids []string
 	seen := map[string]bool{}
@@ -604,7 +604,7 @@ func (t *txn) readMedia(refs []MediumRef) ([]Medium, error) {
 			ids = append(ids, r.ContactID)
 		}
 	}
-	if err := t.mustExist(ids...); err != nil {
+	if err := t.MustExist(ids...); err != nil {
 		return nil, err
 	}
 	var b redisread.Batch
@@ -642,7 +642,7 @@ func (t *txn) readMedia(refs []MediumRef) ([]Medium, error) {
 // ignored). All or nothing: a missing contact or medium is a *NotFoundError, an invalid result a
 // *ValidationError.
 func UpdateMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []MediumRef, change func(*Medium) error) error {
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		media, err := t.readMedia(refs)
 		if err != nil {
 			return nil, err
@@ -668,7 +668,7 @@ func UpdateMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []
 // medium (contact_alerting_checks), which nothing would clean any more. All or nothing: a
 // missing contact or medium is a *NotFoundError.
 func DeleteMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []MediumRef) error {
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		if _, err := t.readMedia(refs); err != nil {
 			return nil, err
 		}
@@ -694,8 +694,8 @@ func DeleteMedia(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []
 // of the pagerduty medium removes both.
 func UpdatePagerduty(ctx context.Context, conn redis.Conn, keys schema.Keys, contactIDs []string, change func(*PagerdutySettings) error) error {
 	contactIDs = strset.Unique(contactIDs)
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		if err := t.mustExist(contactIDs...); err != nil {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
+		if err := t.MustExist(contactIDs...); err != nil {
 			return nil, err
 		}
 		var b redisread.Batch
@@ -715,9 +715,9 @@ func UpdatePagerduty(ctx context.Context, conn redis.Conn, keys schema.Keys, con
 			if err := change(&p); err != nil {
 				return nil, err
 			}
-			var k checker
-			k.check("service_key", AddressProblem(p.ServiceKey))
-			if err := k.err(); err != nil {
+			var k Checker
+			k.Check("service_key", AddressProblem(p.ServiceKey))
+			if err := k.Err(); err != nil {
 				return nil, err
 			}
 			ops.HSet(keys.ContactMedia(id), PagerdutyMedium, p.ServiceKey)
@@ -759,8 +759,8 @@ func CreateRules(ctx context.Context, conn redis.Conn, keys schema.Keys, contact
 	for i, r := range rules {
 		ids[i] = r.ID
 	}
-	err := guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		if err := t.mustExist(contactID); err != nil {
+	err := Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
+		if err := t.MustExist(contactID); err != nil {
 			return nil, err
 		}
 		var b redisread.Batch
@@ -768,7 +768,7 @@ func CreateRules(ctx context.Context, conn redis.Conn, keys schema.Keys, contact
 		for i, r := range rules {
 			watch[i] = keys.Rule(r.ID)
 		}
-		t.watch(&b, watch...)
+		t.Watch(&b, watch...)
 		at := make([]int, len(rules))
 		for i, r := range rules {
 			at[i] = b.Add("EXISTS", keys.Rule(r.ID))
@@ -807,7 +807,7 @@ func CreateRules(ctx context.Context, conn redis.Conn, keys schema.Keys, contact
 func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Rule, opts ReplaceOptions) (BulkResult, error) {
 	static, norm := checkItems(rules, "rule", ValidateRule, func(r Rule) string { return r.ID }, Rule.normalized)
 	var res BulkResult
-	err := guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	err := Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		res = BulkResult{Refused: append([]bool(nil), static.Refused...), Problems: append([]Problem(nil), static.Problems...)}
 		var b redisread.Batch
 		watch := []string{keys.AllContacts()}
@@ -816,7 +816,7 @@ func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Ru
 				watch = append(watch, keys.Rule(r.ID), keys.ContactRules(r.ContactID), keys.Contact(r.ContactID))
 			}
 		}
-		t.watch(&b, watch...)
+		t.Watch(&b, watch...)
 		type reads struct {
 			contact contactAt
 			owner   int
@@ -870,7 +870,7 @@ func PutRules(ctx context.Context, conn redis.Conn, keys schema.Keys, rules []Ru
 // result a *ValidationError.
 func UpdateRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, change func(*Rule) error) error {
 	ids = strset.Unique(ids)
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		rules, err := t.readDecodedRules(ids)
 		if err != nil {
 			return nil, err
@@ -893,13 +893,13 @@ func UpdateRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []s
 }
 
 // readRules reads, under WATCH, the hashes of rules ids; a missing one is a *NotFoundError.
-func (t *txn) readRules(ids []string) ([]map[string]string, error) {
+func (t *Txn) readRules(ids []string) ([]map[string]string, error) {
 	var b redisread.Batch
 	watch := make([]string, len(ids))
 	for i, id := range ids {
 		watch[i] = t.keys.Rule(id)
 	}
-	t.watch(&b, watch...)
+	t.Watch(&b, watch...)
 	at := make([]int, len(ids))
 	for i, id := range ids {
 		at[i] = b.Add("HGETALL", t.keys.Rule(id))
@@ -911,14 +911,14 @@ func (t *txn) readRules(ids []string) ([]map[string]string, error) {
 	for i := range ids {
 		out[i], _ = redis.StringMap(b.Reply(at[i]))
 	}
-	if err := missing("notification rule", ids, func(i int) bool { return len(out[i]) > 0 }); err != nil {
+	if err := Missing("notification rule", ids, func(i int) bool { return len(out[i]) > 0 }); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // readDecodedRules is readRules, decoded.
-func (t *txn) readDecodedRules(ids []string) ([]Rule, error) {
+func (t *Txn) readDecodedRules(ids []string) ([]Rule, error) {
 	stored, err := t.readRules(ids)
 	if err != nil {
 		return nil, err
@@ -936,7 +936,7 @@ func (t *txn) readDecodedRules(ids []string) ([]Rule, error) {
 // nothing: a missing rule is a *NotFoundError.
 func DeleteRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) error {
 	ids = strset.Unique(ids)
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		stored, err := t.readRules(ids)
 		if err != nil {
 			return nil, err
@@ -957,8 +957,8 @@ func DeleteRules(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []s
 // All or nothing: a missing contact or rule is a *NotFoundError.
 func MoveRules(ctx context.Context, conn redis.Conn, keys schema.Keys, contactID string, ids []string) error {
 	ids = strset.Unique(ids)
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		if err := t.mustExist(contactID); err != nil {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
+		if err := t.MustExist(contactID); err != nil {
 			return nil, err
 		}
 		rules, err := t.readDecodedRules(ids)

@@ -151,7 +151,7 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 	static, norm := checkItems(policies, "policy", ValidateEscalationPolicy, func(p EscalationPolicy) string { return p.ID },
 		EscalationPolicy.normalized)
 	var res BulkResult
-	err := guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	err := Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		res = BulkResult{Refused: append([]bool(nil), static.Refused...), Problems: append([]Problem(nil), static.Problems...)}
 		var b redisread.Batch
 		watch := []string{keys.AllContacts(), keys.EscalationPolicies()}
@@ -162,7 +162,7 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 				}
 			}
 		}
-		t.watch(&b, watch...)
+		t.Watch(&b, watch...)
 		type read struct{ contacts []contactAt }
 		at := make([]read, len(norm))
 		for i, p := range norm {
@@ -220,9 +220,9 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 // *NotFoundError and nothing is deleted. Their ladders in progress stop at their next step
 // (reason policy_removed).
 func DeleteEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string) error {
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		var b redisread.Batch
-		t.watch(&b, keys.EscalationPolicies())
+		t.Watch(&b, keys.EscalationPolicies())
 		at := make([]int, len(ids))
 		for i, id := range ids {
 			at[i] = b.Add("HEXISTS", keys.EscalationPolicies(), id)

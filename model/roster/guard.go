@@ -63,25 +63,43 @@ func (e *ExistsError) Error() string {
 // Is makes errors.Is(err, ErrExists) true.
 func (e *ExistsError) Is(target error) bool { return target == ErrExists }
 
-// txn is one attempt of a guarded write.
-type txn struct {
+// Txn is one attempt of a guarded write.
+type Txn struct {
 	ctx     context.Context
 	conn    redis.Conn
 	keys    schema.Keys
 	watched map[string]bool
-	moves   []any // rename_entity.lua's arguments, run before the writes (planMove)
+	// first runs with firstArgs before the writes, in their MULTI/EXEC (RunFirst)
+	first     *redis.Script
+	firstArgs []any
 }
 
-// watch queues, at this point of b, a WATCH of the keys not watched yet. Reads queued after it
+// Context, Conn and Keys are what the attempt reads with.
+func (t *Txn) Context() context.Context { return t.ctx }
+
+// Conn is the connection the attempt reads and commits on.
+func (t *Txn) Conn() redis.Conn { return t.conn }
+
+// Keys names the keys.
+func (t *Txn) Keys() schema.Keys { return t.keys }
+
+// RunFirst adds args to the arguments of script s, which the commit runs before the writes, in
+// the same MULTI/EXEC (an attempt runs one such script).
+func (t *Txn) RunFirst(s *redis.Script, args ...any) {
+	t.first = s
+	t.firstArgs = append(t.firstArgs, args...)
+}
+
+// Watch queues, at this point of b, a WATCH of the keys not watched yet. Reads queued after it
 // are guarded.
-func (t *txn) watch(b *redisread.Batch, keys ...string) {
+func (t *Txn) Watch(b *redisread.Batch, keys ...string) {
 	if args := t.unwatched(keys); len(args) > 0 {
 		b.Add("WATCH", args...)
 	}
 }
 
-// watchNow WATCHes keys at once.
-func (t *txn) watchNow(keys ...string) error {
+// WatchNow WATCHes keys at once.
+func (t *Txn) WatchNow(keys ...string) error {
 	args := t.unwatched(keys)
 	if len(args) == 0 {
 		return nil
@@ -92,7 +110,7 @@ func (t *txn) watchNow(keys ...string) error {
 	return nil
 }
 
-func (t *txn) unwatched(keys []string) []any {
+func (t *Txn) unwatched(keys []string) []any {
 	var args []any
 	for _, k := range keys {
 		if !t.watched[k] {
@@ -104,7 +122,7 @@ func (t *txn) unwatched(keys []string) []any {
 }
 
 // commit applies ops in MULTI/EXEC; false means a watched key changed and nothing was written.
-func (t *txn) commit(ops *model.Ops) (bool, error) {
+func (t *Txn) commit(ops *model.Ops) (bool, error) {
 	if err := t.ctx.Err(); err != nil {
 		return false, err
 	}
@@ -112,8 +130,8 @@ func (t *txn) commit(ops *model.Ops) (bool, error) {
 		return false, err
 	}
 	parts := 1
-	if len(t.moves) > 0 {
-		if err := renameScript.Send(t.conn, t.moves...); err != nil {
+	if len(t.firstArgs) > 0 {
+		if err := t.first.Send(t.conn, t.firstArgs...); err != nil {
 			return false, err
 		}
 		parts = 2
@@ -134,7 +152,7 @@ func (t *txn) commit(ops *model.Ops) (bool, error) {
 	}
 	if rerr, ok := replies[0].(redis.Error); ok && parts == 2 {
 		// MULTI/EXEC does not roll back: the name writes after it still ran.
-		return true, fmt.Errorf("move entity data: partly applied: %w", rerr)
+		return true, fmt.Errorf("run before the writes: partly applied: %w", rerr)
 	}
 	statuses, err := model.DecodeApply(replies[parts-1], nil)
 	var werr *model.WriteError
@@ -151,11 +169,11 @@ func (t *txn) commit(ops *model.Ops) (bool, error) {
 	return true, nil
 }
 
-// guarded runs attempt until its writes commit. attempt WATCHes (t.watch, t.watchNow) every key
+// Guarded runs attempt until its writes commit. attempt WATCHes (t.Watch, t.WatchNow) every key
 // it reads before reading it, and returns the writes to apply, or nil to write nothing.
-func guarded(ctx context.Context, conn redis.Conn, keys schema.Keys, attempt func(t *txn) (*model.Ops, error)) error {
+func Guarded(ctx context.Context, conn redis.Conn, keys schema.Keys, attempt func(t *Txn) (*model.Ops, error)) error {
 	for range maxContactAttempts {
-		t := &txn{ctx: ctx, conn: conn, keys: keys, watched: map[string]bool{}}
+		t := &Txn{ctx: ctx, conn: conn, keys: keys, watched: map[string]bool{}}
 		ops, err := attempt(t)
 		if err != nil || ops == nil || ops.Len() == 0 {
 			if len(t.watched) > 0 {

@@ -105,7 +105,7 @@ func decodeRoutingContacts(raw any) (map[string]*Contact, error) {
 			ruleIDs = append(ruleIDs, rid)
 		}
 		// parts[7] is the alert state: decodeContact wants the same order as LoadContacts reads.
-		c, _, ok := decodeContact(id, []any{parts[1], parts[2], parts[3], parts[4], parts[5], parts[6], toBulk(ruleIDs), parts[7]})
+		c, _, ok := decodeContact(id, []any{parts[1], parts[2], parts[3], parts[4], parts[5], parts[6], ToBulk(ruleIDs), parts[7]})
 		if !ok {
 			continue
 		}
@@ -165,7 +165,8 @@ type Routing struct {
 	CheckEscalations   []string
 }
 
-func toBulk(ss []string) []any {
+// ToBulk is ss as bulk strings, for a command's arguments or a reply's decoding.
+func ToBulk(ss []string) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {
 		out[i] = []byte(s)

@@ -216,23 +216,25 @@ func isNull(raw json.RawMessage) bool {
 // (docs/decisions.md D14).
 func NormalizeEntityName(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
 
-// checker gathers FieldErrors under a path prefix.
-type checker struct {
-	prefix string
+// Checker gathers FieldErrors under a path prefix; the writes of contacts and of the entities
+// and checks they link to validate with it.
+type Checker struct {
+	Prefix string // the path the fields checked are under
 	errs   []FieldError
 }
 
-func (c *checker) at(field string) string {
+func (c *Checker) at(field string) string {
 	switch {
-	case c.prefix == "":
+	case c.Prefix == "":
 		return field
 	case field == "" || field[0] == '[':
-		return c.prefix + field
+		return c.Prefix + field
 	}
-	return c.prefix + "." + field
+	return c.Prefix + "." + field
 }
 
-func (c *checker) check(field, reason string) bool {
+// Check records reason (a problem, "" for none) against field and reports whether there was none.
+func (c *Checker) Check(field, reason string) bool {
 	if reason == "" {
 		return true
 	}
@@ -240,33 +242,35 @@ func (c *checker) check(field, reason string) bool {
 	return false
 }
 
-func (c *checker) err() error {
+// Err is the *ValidationError of the problems recorded, nil when there were none.
+func (c *Checker) Err() error {
 	if len(c.errs) == 0 {
 		return nil
 	}
 	return &ValidationError{Errors: c.errs}
 }
 
-func index(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
+// Index names element i of field, as FieldErrors do.
+func Index(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
 
 // ValidateContact checks everything a contact is made of; the error is a *ValidationError.
 func ValidateContact(c ContactData) error {
-	var k checker
+	var k Checker
 	k.contact(&c)
-	return k.err()
+	return k.Err()
 }
 
-func (k *checker) contact(c *ContactData) {
-	k.check("id", IDProblem(c.ID))
-	k.check("timezone", TimezoneProblem(c.Timezone))
+func (k *Checker) contact(c *ContactData) {
+	k.Check("id", IDProblem(c.ID))
+	k.Check("timezone", TimezoneProblem(c.Timezone))
 	for i, t := range c.Tags {
-		k.check(index("tags", i), TagProblem(t))
+		k.Check(Index("tags", i), TagProblem(t))
 	}
 	seen := map[string]bool{}
 	for _, m := range c.Media {
 		field := "media." + m.Name
 		if seen[m.Name] {
-			k.check(field, "given twice")
+			k.Check(field, "given twice")
 			continue
 		}
 		seen[m.Name] = true
@@ -274,14 +278,14 @@ func (k *checker) contact(c *ContactData) {
 	}
 	rules := map[string]int{}
 	for i, r := range c.Rules {
-		field := index("notification_rules", i)
+		field := Index("notification_rules", i)
 		if prev, dup := rules[r.ID]; dup && r.ID != "" {
-			k.check(field+".id", fmt.Sprintf("rule id %q is also used by %s", r.ID, index("notification_rules", prev)))
+			k.Check(field+".id", fmt.Sprintf("rule id %q is also used by %s", r.ID, Index("notification_rules", prev)))
 		} else {
 			rules[r.ID] = i
 		}
-		k.check(field+".contact_id", RuleContactProblem(r.ContactID, c.ID))
-		sub := checker{prefix: k.at(field)}
+		k.Check(field+".contact_id", RuleContactProblem(r.ContactID, c.ID))
+		sub := Checker{Prefix: k.at(field)}
 		sub.rule(&r)
 		k.errs = append(k.errs, sub.errs...)
 	}
@@ -290,22 +294,22 @@ func (k *checker) contact(c *ContactData) {
 // ValidateMedium checks one medium of a contact; the error is a *ValidationError whose fields
 // are under media.<name>.
 func ValidateMedium(m Medium) error {
-	var k checker
+	var k Checker
 	k.medium("media."+m.Name, m)
-	return k.err()
+	return k.Err()
 }
 
-func (k *checker) medium(field string, m Medium) {
-	if !k.check(field, MediumNameProblem(m.Name)) {
+func (k *Checker) medium(field string, m Medium) {
+	if !k.Check(field, MediumNameProblem(m.Name)) {
 		return
 	}
-	sub := checker{prefix: k.at(field)}
+	sub := Checker{Prefix: k.at(field)}
 	if m.RollupThreshold != nil {
-		sub.check("rollup_threshold", RollupThresholdProblem(m.Name, *m.RollupThreshold))
+		sub.Check("rollup_threshold", RollupThresholdProblem(m.Name, *m.RollupThreshold))
 	}
-	sub.check("address", AddressProblem(m.Address))
+	sub.Check("address", AddressProblem(m.Address))
 	if m.Interval != nil {
-		sub.check("interval", IntervalProblem(*m.Interval))
+		sub.Check("interval", IntervalProblem(*m.Interval))
 	}
 	k.errs = append(k.errs, sub.errs...)
 }
@@ -313,13 +317,13 @@ func (k *checker) medium(field string, m Medium) {
 // ValidateRule checks a notification rule; the error is a *ValidationError. Its contact is
 // checked by the writers: it must exist.
 func ValidateRule(r Rule) error {
-	var k checker
+	var k Checker
 	k.rule(&r)
-	return k.err()
+	return k.Err()
 }
 
-func (k *checker) rule(r *Rule) {
-	k.check("id", RuleIDProblem(r.ID))
+func (k *Checker) rule(r *Rule) {
+	k.Check("id", RuleIDProblem(r.ID))
 	lists := []struct {
 		field string
 		items []string
@@ -332,19 +336,19 @@ func (k *checker) rule(r *Rule) {
 	}
 	for _, l := range lists {
 		for i, v := range l.items {
-			k.check(index(l.field, i), l.check(v))
+			k.Check(Index(l.field, i), l.check(v))
 		}
 	}
 	_, problems := TimeRestrictions(r.TimeRestrictions)
 	for _, p := range problems {
-		k.check("time_restrictions"+p.Field, p.Reason)
+		k.Check("time_restrictions"+p.Field, p.Reason)
 	}
 	for _, l := range []struct {
 		field string
 		items []string
 	}{{"unknown_media", r.UnknownMedia}, {"warning_media", r.WarningMedia}, {"critical_media", r.CriticalMedia}} {
 		for i, m := range l.items {
-			k.check(index(l.field, i), MediumNameProblem(m))
+			k.Check(Index(l.field, i), MediumNameProblem(m))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package roster_test
+package inventory_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model/checkstate"
-	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
@@ -94,7 +94,7 @@ func (f *renameFixture) rename(id, name string) {
 	f.t.Helper()
 	conn := f.db.Conn(f.t)
 	defer conn.Close()
-	if err := roster.RenameEntity(context.Background(), conn, f.keys, id, name, f.clock.Now()); err != nil {
+	if err := inventory.RenameEntity(context.Background(), conn, f.keys, id, name, f.clock.Now()); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -197,7 +197,7 @@ func TestRenameEntityMovesEveryKey(t *testing.T) {
 
 	// The executive carries on under the new name, with the same entity id.
 	f.event(`{"entity":"web-02","check":"HTTP","type":"service","state":"ok","summary":"fine"}`)
-	es, err := roster.ReadEntities(context.Background(), conn, f.keys, []string{id})
+	es, err := inventory.ReadEntities(context.Background(), conn, f.keys, []string{id})
 	if err != nil || len(es) != 1 || es[0].Name != "web-02" || !reflect.DeepEqual(es[0].Checks, []string{"HTTP", "PING"}) {
 		t.Fatalf("entity after: %+v %v", es, err)
 	}
@@ -267,7 +267,7 @@ func TestRenameEntityMerges(t *testing.T) {
 	}
 	conn := f.db.Conn(t)
 	defer conn.Close()
-	es, err := roster.ReadEntities(context.Background(), conn, f.keys, []string{a, b})
+	es, err := inventory.ReadEntities(context.Background(), conn, f.keys, []string{a, b})
 	if err != nil || len(es) != 1 || es[0].ID != a || es[0].Name != "web-02" || !reflect.DeepEqual(es[0].Checks, []string{"DISK", "HTTP", "PING"}) {
 		t.Fatalf("entities after merge: %+v %v", es, err)
 	}

@@ -1,4 +1,4 @@
-package roster
+package inventory
 
 import (
 	"context"
@@ -25,7 +25,7 @@ var (
 // the old name to the new one, and when another entity has newName already the two are merged
 // (see planMove). The entity id keeps its contacts_for links; a merged-away entity's id loses
 // its name. now is the caller's clock; the move itself reads none (TTLs move with the keys).
-// A missing entity is a *NotFoundError.
+// A missing entity is a *roster.NotFoundError.
 func RenameEntity(ctx context.Context, conn redis.Conn, keys schema.Keys, id, newName string, now time.Time) error {
 	_ = now
 	return UpdateEntities(ctx, conn, keys, []string{id}, EntityChange{Name: newName})
@@ -48,7 +48,7 @@ func RenameEntity(ctx context.Context, conn redis.Conn, keys schema.Keys, id, ne
 func (t *txn) planMove(old, name string) error {
 	k := t.keys
 	var b redisread.Batch
-	t.watch(&b, k.AllChecksFor(old), k.CurrentChecks(old), k.KnownCheckTags())
+	t.Watch(&b, k.AllChecksFor(old), k.CurrentChecks(old), k.KnownCheckTags())
 	all, cur, tags := b.Add("ZRANGE", k.AllChecksFor(old), 0, -1), b.Add("ZRANGE", k.CurrentChecks(old), 0, -1), b.Add("SMEMBERS", k.KnownCheckTags())
 	if err := b.Run(t.ctx, t.conn); err != nil {
 		return err
@@ -67,7 +67,7 @@ func (t *txn) planMove(old, name string) error {
 		for _, kind := range kinds {
 			watch = append(watch, k.Maintenances(kind, src))
 		}
-		t.watch(&d, watch...)
+		t.Watch(&d, watch...)
 		rs[i] = reads{d.Add("LRANGE", k.States(src), 0, -1), d.Add("ZRANGE", k.SortedStateTimestamps(src), 0, -1)}
 		for _, kind := range kinds {
 			maint[i] = append(maint[i], d.Add("ZRANGE", k.Maintenances(kind, src), 0, -1))
@@ -77,7 +77,7 @@ func (t *txn) planMove(old, name string) error {
 		return err
 	}
 
-	mv := func(args ...any) { t.moves = append(t.moves, args...) }
+	mv := func(args ...any) { t.RunFirst(renameScript, args...) }
 	key := func(kind, src, dst string) { mv("key", kind, src, dst) }
 	for i, c := range checks {
 		src, dst := schema.CheckID(old, c), schema.CheckID(name, c)

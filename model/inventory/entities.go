@@ -1,4 +1,4 @@
-package roster
+package inventory
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/redisread"
 	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -119,7 +120,7 @@ func (t *txn) readEntityState(ids, names []string) (*entityState, error) {
 	for _, n := range names {
 		watch = append(watch, k.EntityID(n), k.AllChecksFor(n), k.CurrentChecks(n))
 	}
-	t.watch(&b, watch...)
+	t.Watch(&b, watch...)
 	at := entityNameReads(&b, k, ids)
 	type nameReads struct{ byName, key, all, current int }
 	nat := make([]nameReads, len(names))
@@ -148,7 +149,7 @@ func (t *txn) readEntityState(ids, names []string) (*entityState, error) {
 // nameEntity writes entity id under name in both layouts, dropping its old name when it had
 // one. A rename moves the data of the entity's checks to the new name (planMove); when another
 // entity has the name already the two merge, and the other id loses the name. A new id under a
-// name another entity has is an *ExistsError.
+// name another entity has is an *roster.ExistsError.
 func nameEntity(t *txn, ops *model.Ops, st *entityState, id, name string) error {
 	keys := t.keys
 	old := st.names[id]
@@ -161,7 +162,7 @@ func nameEntity(t *txn, ops *model.Ops, st *entityState, id, name string) error 
 	other := st.idOf[name]
 	if other != "" && other != id {
 		if old == "" {
-			return &ExistsError{What: "entity name", IDs: []string{name + " (entity " + other + ")"}}
+			return &roster.ExistsError{What: "entity name", IDs: []string{name + " (entity " + other + ")"}}
 		}
 		ops.HDel(keys.EntityNamesByID(), other)
 		ops.HDel(keys.Entity(other), "name")
@@ -190,20 +191,20 @@ func writeEntityName(ops *model.Ops, keys schema.Keys, id, name string) {
 
 // CreateEntities records entities (names lower-cased, docs/decisions.md D14); an id that exists under
 // another name renames it (merging when the name is taken), as Flapjack 1.x did. All or
-// nothing: an empty id or name is a *ValidationError, a new id under a name another entity has
-// an *ExistsError.
+// nothing: an empty id or name is a *roster.ValidationError, a new id under a name another entity has
+// an *roster.ExistsError.
 func CreateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, in []EntityData) error {
-	var k checker
+	var k roster.Checker
 	entities := make([]EntityData, len(in))
 	for i, e := range in {
-		entities[i] = EntityData{ID: e.ID, Name: NormalizeEntityName(e.Name)}
-		k.prefix = index("entities", i)
-		k.check("id", IDProblem(e.ID))
+		entities[i] = EntityData{ID: e.ID, Name: roster.NormalizeEntityName(e.Name)}
+		k.Prefix = roster.Index("entities", i)
+		k.Check("id", roster.IDProblem(e.ID))
 		if entities[i].Name == "" {
-			k.check("name", "missing")
+			k.Check("name", "missing")
 		}
 	}
-	if err := k.err(); err != nil {
+	if err := k.Err(); err != nil {
 		return err
 	}
 	var ids, names []string
@@ -248,26 +249,26 @@ type EntityChange struct {
 }
 
 // UpdateEntities applies change to every entity of ids. All or nothing: a missing entity or
-// contact is a *NotFoundError, a bad tag a *ValidationError.
+// contact is a *roster.NotFoundError, a bad tag a *roster.ValidationError.
 func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids []string, change EntityChange) error {
 	ids = strset.Unique(ids)
-	name := NormalizeEntityName(change.Name)
-	var k checker
+	name := roster.NormalizeEntityName(change.Name)
+	var k roster.Checker
 	for i, tag := range append(append([]string(nil), change.AddTags...), change.RemoveTags...) {
-		k.check(index("tags", i), TagProblem(tag))
+		k.Check(roster.Index("tags", i), roster.TagProblem(tag))
 	}
 	if change.Name != "" && name == "" {
-		k.check("name", "missing")
+		k.Check("name", "missing")
 	}
 	if name != "" && len(ids) > 1 {
-		k.check("name", "cannot give several entities one name")
+		k.Check("name", "cannot give several entities one name")
 	}
-	if err := k.err(); err != nil {
+	if err := k.Err(); err != nil {
 		return err
 	}
 	contacts := strset.Unique(append(append([]string(nil), change.AddContacts...), change.RemoveContacts...))
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
-		if err := t.mustExist(contacts...); err != nil {
+		if err := t.MustExist(contacts...); err != nil {
 			return nil, err
 		}
 		var names []string
@@ -278,7 +279,7 @@ func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 		if err != nil {
 			return nil, err
 		}
-		if err := missing("entity", ids, func(i int) bool { return st.names[ids[i]] != "" }); err != nil {
+		if err := roster.Missing("entity", ids, func(i int) bool { return st.names[ids[i]] != "" }); err != nil {
 			return nil, err
 		}
 		if st, err = t.withOldNames(st, ids, names); err != nil {
@@ -305,7 +306,7 @@ func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 			}
 		}
 		if len(change.AddTags) > 0 {
-			ops.SAdd(keys.KnownEntityTags(), toBulk(strset.Unique(change.AddTags))...)
+			ops.SAdd(keys.KnownEntityTags(), roster.ToBulk(strset.Unique(change.AddTags))...)
 		}
 		return &ops, nil
 	})

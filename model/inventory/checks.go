@@ -1,4 +1,4 @@
-package roster
+package inventory
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -147,20 +148,20 @@ func ReadChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []m
 
 // CreateChecks makes checks current under their entities (all_checks, current_checks:ENTITY,
 // current_entities) with their tags, at now. All or nothing: an entity id that is not known is
-// a *NotFoundError, an empty name or bad tag a *ValidationError. It returns the check ids.
+// a *roster.NotFoundError, an empty name or bad tag a *roster.ValidationError. It returns the check ids.
 func CreateChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, checks []NewCheck, now time.Time) ([]string, error) {
-	var k checker
+	var k roster.Checker
 	var entityIDs []string
 	for i, c := range checks {
-		k.prefix = index("checks", i)
-		k.check("entity_id", IDProblem(c.EntityID))
-		k.check("name", IDProblem(c.Name))
+		k.Prefix = roster.Index("checks", i)
+		k.Check("entity_id", roster.IDProblem(c.EntityID))
+		k.Check("name", roster.IDProblem(c.Name))
 		for j, t := range c.Tags {
-			k.check(index("tags", j), TagProblem(t))
+			k.Check(roster.Index("tags", j), roster.TagProblem(t))
 		}
 		entityIDs = append(entityIDs, c.EntityID)
 	}
-	if err := k.err(); err != nil {
+	if err := k.Err(); err != nil {
 		return nil, err
 	}
 	entityIDs = strset.Unique(entityIDs)
@@ -170,7 +171,7 @@ func CreateChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, checks
 		if err != nil {
 			return nil, err
 		}
-		if err := missing("entity", entityIDs, func(i int) bool { return st.names[entityIDs[i]] != "" }); err != nil {
+		if err := roster.Missing("entity", entityIDs, func(i int) bool { return st.names[entityIDs[i]] != "" }); err != nil {
 			return nil, err
 		}
 		var ops model.Ops
@@ -195,18 +196,18 @@ func tagCheck(ops *model.Ops, keys schema.Keys, id string, add, remove []string)
 		ops.SRem(keys.CheckTag(t), id)
 	}
 	if len(add) > 0 {
-		ops.SAdd(keys.KnownCheckTags(), toBulk(strset.Unique(add))...)
+		ops.SAdd(keys.KnownCheckTags(), roster.ToBulk(strset.Unique(add))...)
 	}
 }
 
 // TagChecks adds and removes tags of checks (check_tag:TAG). The checks must exist (the caller
-// has read them); a bad tag is a *ValidationError. One MULTI/EXEC.
+// has read them); a bad tag is a *roster.ValidationError. One MULTI/EXEC.
 func TagChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []model.CheckRef, add, remove []string) error {
-	var k checker
+	var k roster.Checker
 	for i, t := range append(append([]string(nil), add...), remove...) {
-		k.check(index("tags", i), TagProblem(t))
+		k.Check(roster.Index("tags", i), roster.TagProblem(t))
 	}
-	if err := k.err(); err != nil {
+	if err := k.Err(); err != nil {
 		return err
 	}
 	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
