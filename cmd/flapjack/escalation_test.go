@@ -373,7 +373,7 @@ func TestImportEscalationsReportsEveryProblem(t *testing.T) {
 		`record 1 (id "has:colon"): steps[1].delay: duration "-5" is out of range`,
 		`record 1 (id "has:colon"): id: must be letters, digits, '.', '_' or '-'`,
 		`record 1 (id "has:colon"): severities[0]: "ok" is not critical, warning or unknown`,
-		`record 1 (id "has:colon"): steps[1].contacts: needs at least one contact`,
+		`record 1 (id "has:colon"): steps[1].contacts: needs at least one contact or schedule`,
 		`record 2 (id "late"): steps[1].delay: must not be shorter than the previous step's`,
 		"nothing written",
 	} {

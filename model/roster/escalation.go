@@ -43,7 +43,9 @@ type EscalationPolicy struct {
 type EscalationStep struct {
 	Delay    int64    `json:"delay"` // seconds from the first problem alert
 	Contacts []string `json:"contacts"`
-	Media    []string `json:"media,omitempty"` // empty: whatever the contact's rules choose
+	// Schedules are on-call schedules: each alerts whoever is on call when the step fires.
+	Schedules []string `json:"schedules,omitempty"`
+	Media     []string `json:"media,omitempty"` // empty: whatever the contact's rules choose
 }
 
 // DefaultRestartAfter is a policy's RestartAfter when it sets none.
@@ -112,8 +114,13 @@ func ValidateEscalationPolicy(p EscalationPolicy) error {
 		if i > 0 && s.Delay < p.Steps[i-1].Delay {
 			bad(field+".delay", "must not be shorter than the previous step's")
 		}
-		if len(s.Contacts) == 0 {
-			bad(field+".contacts", "needs at least one contact")
+		if len(s.Contacts) == 0 && len(s.Schedules) == 0 {
+			bad(field+".contacts", "needs at least one contact or schedule")
+		}
+		for j, id := range s.Schedules {
+			if r := IDProblem(id); r != "" {
+				bad(fmt.Sprintf("%s.schedules[%d]", field, j), r)
+			}
 		}
 		for j, c := range s.Contacts {
 			if r := IDProblem(c); r != "" {
@@ -154,8 +161,8 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 	err := guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		res = BulkResult{Refused: append([]bool(nil), static.Refused...), Problems: append([]Problem(nil), static.Problems...)}
 		var b redisread.Batch
-		t.watch(&b, keys.AllContacts(), keys.EscalationPolicies())
-		type read struct{ contacts []int }
+		t.watch(&b, keys.AllContacts(), keys.EscalationPolicies(), keys.Schedules())
+		type read struct{ contacts, schedules []int }
 		at := make([]read, len(norm))
 		for i, p := range norm {
 			if res.Refused[i] {
@@ -164,6 +171,9 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 			for _, s := range p.Steps {
 				for _, c := range s.Contacts {
 					at[i].contacts = append(at[i].contacts, b.Add("SISMEMBER", keys.AllContacts(), c))
+				}
+				for _, id := range s.Schedules {
+					at[i].schedules = append(at[i].schedules, b.Add("HEXISTS", keys.Schedules(), id))
 				}
 			}
 		}
@@ -174,8 +184,15 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 			if res.Refused[i] {
 				continue
 			}
-			k := 0
+			k, ks := 0, 0
 			for si, s := range p.Steps {
+				for j, id := range s.Schedules {
+					if b.Num(at[i].schedules[ks]) != 1 {
+						res.refuse(i, FieldError{Field: fmt.Sprintf("steps[%d].schedules[%d]", si, j),
+							Reason: fmt.Sprintf("schedule %q does not exist", id), Err: ErrNotFound})
+					}
+					ks++
+				}
 				for ci, c := range s.Contacts {
 					if b.Num(at[i].contacts[k]) != 1 {
 						res.refuse(i, FieldError{Field: fmt.Sprintf("steps[%d].contacts[%d]", si, ci),

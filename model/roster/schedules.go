@@ -1,0 +1,160 @@
+package roster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/flapjackgo/flapjack/internal/redisread"
+	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/oncall"
+	"github.com/flapjackgo/flapjack/schema"
+)
+
+// On-call schedules are stored whole, as their import-format JSON, in the schedules hash; an
+// entity names the schedules it routes to in entity_schedules:ENTITY_ID and an escalation step
+// in its Schedules. Who is on call is decided by package oncall, at the time routing asks.
+
+// scheduleContacts lists every contact a schedule names, with the field naming it.
+func scheduleContacts(s *oncall.Schedule) (ids, fields []string) {
+	for i, l := range s.Layers {
+		for j, m := range l.Members {
+			ids, fields = append(ids, m), append(fields, fmt.Sprintf("layers[%d].members[%d]", i, j))
+		}
+	}
+	for i, o := range s.Overrides {
+		ids, fields = append(ids, o.Contact), append(fields, fmt.Sprintf("overrides[%d].contact", i))
+	}
+	for i, f := range s.Fallback {
+		ids, fields = append(ids, f), append(fields, fmt.Sprintf("fallback[%d]", i))
+	}
+	return ids, fields
+}
+
+// PutSchedules adds or replaces schedules (by id), refusing any that names a contact that does
+// not exist; schedules not named are left alone. Without opts.Partial any problem writes
+// nothing. The schedules are valid already (they came out of oncall.Parse or oncall.New).
+func PutSchedules(ctx context.Context, conn redis.Conn, keys schema.Keys, schedules []*oncall.Schedule, opts ReplaceOptions) (BulkResult, error) {
+	static, norm := checkItems(schedules, "schedule", func(s *oncall.Schedule) error {
+		if r := IDProblem(s.ID); r != "" {
+			return &ValidationError{Errors: []FieldError{{Field: "id", Reason: r}}}
+		}
+		return nil
+	}, func(s *oncall.Schedule) string { return s.ID }, func(s *oncall.Schedule) *oncall.Schedule { return s })
+	var res BulkResult
+	err := guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+		res = BulkResult{Refused: append([]bool(nil), static.Refused...), Problems: append([]Problem(nil), static.Problems...)}
+		var b redisread.Batch
+		t.watch(&b, keys.AllContacts(), keys.Schedules())
+		at := make([][]int, len(norm))
+		for i, s := range norm {
+			if res.Refused[i] {
+				continue
+			}
+			ids, _ := scheduleContacts(s)
+			for _, c := range ids {
+				at[i] = append(at[i], b.Add("SISMEMBER", keys.AllContacts(), c))
+			}
+		}
+		if err := b.Run(t.ctx, t.conn); err != nil {
+			return nil, err
+		}
+		for i, s := range norm {
+			if res.Refused[i] {
+				continue
+			}
+			ids, fields := scheduleContacts(s)
+			for k, c := range ids {
+				if b.Num(at[i][k]) != 1 {
+					res.refuse(i, FieldError{Field: fields[k], Reason: fmt.Sprintf("contact %q does not exist", c), Err: ErrNotFound})
+				}
+			}
+		}
+		res.sortProblems()
+		if len(res.Problems) > 0 && !opts.Partial {
+			return nil, nil
+		}
+		var ops model.Ops
+		for i, s := range norm {
+			if !res.Refused[i] {
+				payload, _ := json.Marshal(s)
+				ops.HSet(keys.Schedules(), s.ID, string(payload))
+			}
+		}
+		res.Writes = ops.Len()
+		if opts.DryRun {
+			return nil, nil
+		}
+		return &ops, nil
+	})
+	if err != nil {
+		return BulkResult{}, err
+	}
+	return res, nil
+}
+
+// Schedules reads every schedule, sorted by id. A stored value that cannot be read is returned
+// as an error beside the readable schedules.
+func Schedules(conn redis.Conn, keys schema.Keys) ([]*oncall.Schedule, []error, error) {
+	m, err := redis.StringMap(conn.Do("HGETALL", keys.Schedules()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read schedules: %w", err)
+	}
+	out, problems := DecodeSchedules(m)
+	return out, problems, nil
+}
+
+// ScheduleIDs reads the ids of every stored schedule.
+func ScheduleIDs(conn redis.Conn, keys schema.Keys) (map[string]bool, error) {
+	ids, err := redis.Strings(conn.Do("HKEYS", keys.Schedules()))
+	if err != nil {
+		return nil, fmt.Errorf("read schedule ids: %w", err)
+	}
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// DecodeSchedules decodes fields of the schedules hash (id -> JSON), sorted by id.
+func DecodeSchedules(m map[string]string) ([]*oncall.Schedule, []error) {
+	out := make([]*oncall.Schedule, 0, len(m))
+	var problems []error
+	for id, raw := range m {
+		s, err := oncall.Decode([]byte(raw))
+		if err != nil {
+			problems = append(problems, fmt.Errorf("schedule %s: %w", id, err))
+			continue
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, problems
+}
+
+// EntitySchedules reads the schedule ids of entities by entity id.
+func EntitySchedules(conn redis.Conn, keys schema.Keys, entityIDs []string) (map[string][]string, error) {
+	for _, id := range entityIDs {
+		conn.Send("SMEMBERS", keys.EntitySchedules(id))
+	}
+	out := make(map[string][]string, len(entityIDs))
+	if len(entityIDs) == 0 {
+		return out, nil
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, fmt.Errorf("read entity schedules: %w", err)
+	}
+	for _, id := range entityIDs {
+		ids, err := redis.Strings(conn.Receive())
+		if err != nil {
+			return nil, fmt.Errorf("read schedules of entity %s: %w", id, err)
+		}
+		sort.Strings(ids)
+		out[id] = ids
+	}
+	return out, nil
+}
