@@ -80,17 +80,17 @@ type Options struct {
 
 // Notifier routes notifications to media queues.
 type Notifier struct {
-	pool     *redis.Pool
-	keys     schema.Keys
-	cfg      Config
-	clock    clock.Clock
-	log      *zap.Logger
-	m        *Metrics
-	router   *router
-	consumer *queue.Consumer
-	registry *queue.Registry
-	zones    *zoneCache
-	nextTick time.Time // when the run loop next fires due escalation steps
+	pool      *redis.Pool
+	keys      schema.Keys
+	cfg       Config
+	clock     clock.Clock
+	log       *zap.Logger
+	m         *Metrics
+	router    *router
+	consumer  *queue.Consumer
+	registry  *queue.Registry
+	zones     *zoneCache
+	nextTick  time.Time // when the run loop next fires due escalation steps
 	policies  policyCache
 	schedules scheduleCache
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/model/roster"
@@ -191,4 +192,40 @@ func (c *scheduleCache) cover(id string, covered bool) int {
 		c.uncovered[id] = true
 	}
 	return len(c.uncovered)
+}
+
+// stepsOnCall resolves, at now, the schedules of the steps firing (one read of their
+// definitions, only when a step names any) and returns every contact they put on call.
+func (nt *Notifier) stepsOnCall(conn redis.Conn, firing []*due, now time.Time) ([]string, error) {
+	var ids []string
+	for _, d := range firing {
+		ids = append(ids, d.step.Schedules...)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	slices.Sort(ids)
+	defs, err := roster.ScheduleDefs(conn, nt.keys, slices.Compact(ids))
+	if err != nil {
+		return nil, err
+	}
+	var all []string
+	for _, d := range firing {
+		p := d.p
+		for _, r := range nt.resolveSchedules(d.step.Schedules, defs, now) {
+			p.resolutions = append(p.resolutions, r)
+			p.scheduleNotes = append(p.scheduleNotes, r.note())
+			for _, id := range r.onCall.Contacts {
+				if p.reachedBy == nil {
+					p.reachedBy = map[string]string{}
+				}
+				if _, ok := p.reachedBy[id]; !ok {
+					p.reachedBy[id] = r.schedule
+					d.onCall = append(d.onCall, id)
+				}
+			}
+		}
+		all = append(all, d.onCall...)
+	}
+	return all, nil
 }

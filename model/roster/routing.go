@@ -207,6 +207,9 @@ type Routing struct {
 	ScheduleDefs    map[string]string
 	ScheduleAlerted map[string]string
 	Scheduled       map[string]Contact
+	// Ladders, when not nil, are the check's escalation ladders (by policy id) the notifier read
+	// ahead for a whole batch: those of CheckEscalations and of every policy matching the check.
+	Ladders map[string]Ladder
 }
 
 func toBulk(ss []string) []any {

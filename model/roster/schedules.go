@@ -158,3 +158,26 @@ func EntitySchedules(conn redis.Conn, keys schema.Keys, entityIDs []string) (map
 	}
 	return out, nil
 }
+
+// ScheduleDefs reads the stored JSON of schedules by id; a schedule that does not exist is absent.
+func ScheduleDefs(conn redis.Conn, keys schema.Keys, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, keys.Schedules())
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	vals, err := redis.Values(conn.Do("HMGET", args...))
+	if err != nil {
+		return nil, fmt.Errorf("read schedules: %w", err)
+	}
+	for i, v := range vals {
+		if s, err := redis.String(v, nil); err == nil {
+			out[ids[i]] = s
+		}
+	}
+	return out, nil
+}
