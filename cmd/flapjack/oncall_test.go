@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flapjackgo/flapjack/oncall"
+)
+
+// dbPrimary has Ada and Bob in daily turns, 09:00-17:00 UTC only, and no fallback: its nights
+// are gaps.
+const dbPrimary = `[{"id": "db-primary", "timezone": "UTC", "layers": [{"name": "days", "start": "2026-03-23T09:00:00",
+  "turn": "1 day", "members": ["ada", "bob"], "restrictions": [{"from": "09:00", "to": "17:00"}]}]}]`
+
+func TestOncallCommand(t *testing.T) {
+	t.Parallel()
+	env := oncallEnv(t)
+	if _, errOut, code := flapjack(t, env, dbPrimary, "import", "schedules", "-f", "-"); code != 0 {
+		t.Fatalf("import: %d %s", code, errOut)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string // lines printed, in order
+	}{
+		{name: "every schedule at a time", args: []string{"--at", "2026-03-24T10:00:00Z"}, want: []string{
+			"db-primary (db-primary, UTC)", "  Tue 2026-03-24 10:00 UTC: bob (layer \"days\")",
+			"web-primary (Web primary, Europe/London)", "  Tue 2026-03-24 10:00 GMT: ada (layer \"weekly\")"}},
+		{name: "a gap", args: []string{"--schedule", "db-primary", "--at", "2026-03-24T16:00:00Z", "--until", "2026-03-25T10:00:00Z"}, want: []string{
+			"db-primary (db-primary, UTC)",
+			"  Tue 2026-03-24 16:00 UTC – Tue 2026-03-24 17:00 UTC  bob        layer \"days\"",
+			"  Tue 2026-03-24 17:00 UTC – Wed 2026-03-25 09:00 UTC  nobody     GAP: nobody on call and no fallback",
+			"  Wed 2026-03-25 09:00 UTC – Wed 2026-03-25 10:00 UTC  ada        layer \"days\""}},
+		{name: "unknown schedule", args: []string{"--schedule", "nope"}, code: 1},
+		{name: "until before at", args: []string{"--at", "2026-03-25T00:00:00Z", "--until", "2026-03-24T00:00:00Z"}, code: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := flapjack(t, env, "", append([]string{"oncall"}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d: %s%s", code, tt.code, out, errOut)
+			}
+			if tt.want != nil && strings.TrimRight(out, "\n") != strings.Join(tt.want, "\n") {
+				t.Fatalf("printed:\n%s\nwant:\n%s", out, strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+	out, _, code := flapjack(t, env, "", "oncall", "--schedule", "db-primary", "--at", "2026-03-24T16:00:00Z", "--until", "2026-03-25T10:00:00Z", "--json")
+	var answers []struct {
+		Schedule string
+		Shifts   []oncall.Shift
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &answers) != nil || len(answers) != 1 || len(answers[0].Shifts) != 3 {
+		t.Fatalf("--json: exit %d: %s", code, out)
+	}
+	gap := answers[0].Shifts[1]
+	if !gap.Gap() || !gap.Start.Equal(time.Date(2026, 3, 24, 17, 0, 0, 0, time.UTC)) || len(gap.Contacts) != 0 {
+		t.Fatalf("the gap in JSON: %+v", gap)
+	}
+}
