@@ -61,3 +61,38 @@ func TestOncallCommand(t *testing.T) {
 		t.Fatalf("the gap in JSON: %+v", gap)
 	}
 }
+
+// TestStatusWarnsOfSchedulesWithNobodyOnCall: `flapjack status` warns of a schedule an entity
+// uses that has nobody on call within 24 hours (db-primary's nights, whatever the time), not of
+// web-primary (Carl covers every hour the weekly layer leaves),
+// and stays healthy.
+func TestStatusWarnsOfSchedulesWithNobodyOnCall(t *testing.T) {
+	t.Parallel()
+	env := oncallEnv(t)
+	if _, errOut, code := flapjack(t, env, dbPrimary, "import", "schedules", "-f", "-"); code != 0 {
+		t.Fatalf("import: %d %s", code, errOut)
+	}
+	if _, errOut, code := flapjack(t, env, `[{"id": "db-01", "name": "db-01", "schedules": ["db-primary"]}]`, "import", "entities", "-f", "-"); code != 0 {
+		t.Fatalf("import: %d %s", code, errOut)
+	}
+	out, errOut, code := flapjack(t, env, "", "status", "--json")
+	var got struct {
+		Healthy  bool
+		Warnings []string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || !got.Healthy {
+		t.Fatalf("status: exit %d %s %s", code, out, errOut)
+	}
+	if len(got.Warnings) == 0 {
+		t.Fatalf("no warnings: %s", out)
+	}
+	for _, w := range got.Warnings {
+		if !strings.HasPrefix(w, "schedule db-primary, used by entity db-01: nobody is on call ") {
+			t.Errorf("unexpected warning %q", w)
+		}
+	}
+	text, _, _ := flapjack(t, env, "", "status")
+	if !strings.Contains(text, "WARNINGS\n  schedule db-primary, used by entity db-01: nobody is on call") {
+		t.Fatalf("status text:\n%s", text)
+	}
+}
