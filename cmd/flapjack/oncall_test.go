@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +97,58 @@ func TestStatusWarnsOfSchedulesWithNobodyOnCall(t *testing.T) {
 	text, _, _ := flapjack(t, env, "", "status")
 	if !strings.Contains(text, "WARNINGS\n  schedule db-primary, used by entity db-01: nobody is on call") {
 		t.Fatalf("status text:\n%s", text)
+	}
+}
+
+// TestWhatifSchedules: `flapjack whatif --schedules FILE` replays the recorded history under a
+// candidate rota: with Ada and Bob's weeks swapped, Friday 27 March's problems and recovery go
+// to Bob instead of Ada, and nothing else changes.
+func TestWhatifSchedules(t *testing.T) {
+	t.Parallel()
+	env := append(oncallEnv(t), "TZ=UTC")
+	root, _ := filepath.Abs("../..")
+	if out, errOut, code := flapjack(t, env, "", "replay", "--executive-archive-events=true", "--input",
+		filepath.Join(root, "examples", "oncall", "timeline.jsonl")); code != 0 {
+		t.Fatalf("replay: exit %d\n%s\n%s", code, out, errOut)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "examples", "oncall", "schedules.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped := strings.Replace(string(raw), `"members": ["ada", "bob"]`, `"members": ["bob", "ada"]`, 1)
+	if swapped == string(raw) {
+		t.Fatal("the example rota no longer lists ada then bob")
+	}
+	file := filepath.Join(t.TempDir(), "swapped.json")
+	if err := os.WriteFile(file, []byte(swapped), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := flapjack(t, env, "", "whatif", "--from", "2026-03-27T00:00:00Z", "--until", "2026-03-28T00:00:00Z",
+		"--schedules", file, "--format", "json")
+	if code != 0 {
+		t.Fatalf("whatif: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var rep struct {
+		Added   []map[string]any `json:"alerts_added"`
+		Removed []map[string]any `json:"alerts_removed"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	who := func(alerts []map[string]any) string {
+		var s []string
+		for _, a := range alerts {
+			at, _ := a["time"].(float64)
+			s = append(s, fmt.Sprintf("%s %v %v %v", time.Unix(int64(at), 0).UTC().Format("15:04:05"), a["contact"], a["type"], a["check"]))
+		}
+		return strings.Join(s, "; ")
+	}
+	// the problem repeats at 12:15:30 once its 15-minute interval is over: whatif repeats a
+	// failing result every minute (--repeat-interval) where the archive holds one
+	if got := who(rep.Removed); got != "12:00:30 ada problem HTTP; 12:15:30 ada problem HTTP; 12:20:00 ada recovery HTTP" {
+		t.Errorf("removed: %s", got)
+	}
+	if got := who(rep.Added); got != "12:00:30 bob problem HTTP; 12:15:30 bob problem HTTP; 12:20:00 bob recovery HTTP" {
+		t.Errorf("added: %s", got)
 	}
 }
