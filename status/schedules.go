@@ -76,17 +76,13 @@ func scheduleUsers(conn redis.Conn, keys schema.Keys) (map[string][]string, erro
 	if err != nil {
 		return nil, fmt.Errorf("read entities: %w", err)
 	}
-	ids := make([]string, 0, len(names))
-	for id := range names {
-		ids = append(ids, id)
-	}
-	byEntity, err := roster.EntitySchedules(conn, keys, ids)
+	byEntity, err := roster.ScheduleEntities(conn, keys)
 	if err != nil {
 		return nil, err
 	}
 	users := map[string][]string{}
-	for id, schedules := range byEntity {
-		for _, s := range schedules {
+	for s, ids := range byEntity {
+		for _, id := range ids {
 			users[s] = append(users[s], "entity "+names[id])
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/gomodule/redigo/redis"
@@ -180,4 +181,36 @@ func ScheduleDefs(conn redis.Conn, keys schema.Keys, ids []string) (map[string]s
 		}
 	}
 	return out, nil
+}
+
+// ScheduleEntities maps each schedule id some entity routes to onto those entities' ids, sorted.
+// It reads every imported entity's entity_schedules set (entities are listed in
+// all_entity_names_by_id, which the import writes, as it writes the sets), pipelined.
+func ScheduleEntities(conn redis.Conn, keys schema.Keys) (map[string][]string, error) {
+	ids, err := redis.Strings(conn.Do("HKEYS", keys.EntityNamesByID()))
+	if err != nil {
+		return nil, fmt.Errorf("read entities: %w", err)
+	}
+	byEntity, err := EntitySchedules(conn, keys, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for id, schedules := range byEntity {
+		for _, s := range schedules {
+			out[s] = append(out[s], id)
+		}
+	}
+	for _, ids := range out {
+		sort.Strings(ids)
+	}
+	return out, nil
+}
+
+// ScheduleContacts is every contact a schedule names (members, overrides, fallback), sorted,
+// once each.
+func ScheduleContacts(s *oncall.Schedule) []string {
+	ids, _ := scheduleContacts(s)
+	sort.Strings(ids)
+	return slices.Compact(ids)
 }
