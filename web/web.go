@@ -1,6 +1,8 @@
 // Package web is flapjack's web UI on Flapjack 1.6's paths (reference part B): server-rendered
-// pages of checks, entities, contacts and self stats, and forms that acknowledge a check, end
-// an acknowledgement, schedule or delete maintenance and decommission a check. Pages read Redis
+// pages of checks, entities, contacts, on-call schedules and self stats, calendar feeds of
+// schedules and of a contact's shifts, and forms that acknowledge a check, end an
+// acknowledgement, schedule or delete maintenance, decommission a check and add a schedule
+// override. Pages read Redis
 // only through packages status and model; actions go through events.Publisher (an
 // acknowledgement is an event, as from the CLI) and model/checkstate's admin writes. Templates and the
 // style sheet are embedded; nothing is built with Node.
@@ -174,6 +176,9 @@ func Handler(o Options) (http.Handler, error) {
 	read("GET /check", s.check)
 	read("GET /contacts", s.contacts)
 	read("GET /contacts/{id}", s.contact)
+	read("GET /contacts/{id}/shifts.ics", s.contactShifts)
+	read("GET /schedules", s.schedules)
+	read("GET /schedules/{id}", s.schedule)
 	read("GET /self_stats", s.selfStats)
 	read("GET /self_stats.json", s.selfStatsJSON)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
@@ -188,6 +193,7 @@ func Handler(o Options) (http.Handler, error) {
 	act("POST /end_unscheduled_maintenance/{entity}/{check...}", s.endUnscheduled)
 	act("POST /scheduled_maintenances/{entity}/{check...}", s.scheduledMaintenance)
 	act("POST /checks/{entity}/{check...}", s.decommission)
+	act("POST /schedules/{id}/overrides", s.addOverride)
 	return s.stripBase(mux), nil
 }
 

@@ -214,3 +214,40 @@ func ScheduleContacts(s *oncall.Schedule) []string {
 	sort.Strings(ids)
 	return slices.Compact(ids)
 }
+
+// AddOverride puts contact on call in schedule id over [start, end), above its layers: the
+// stored schedule is read and written back with the override appended, in one guarded write, so
+// overrides added at once by two people are both kept. The contact must exist; a schedule that
+// does not exist is a *NotFoundError.
+func AddOverride(ctx context.Context, conn redis.Conn, keys schema.Keys, id string, o oncall.Override) error {
+	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+		var b redisread.Batch
+		t.watch(&b, keys.Schedules(), keys.AllContacts())
+		rawAt := b.Add("HGET", keys.Schedules(), id)
+		knownAt := b.Add("SISMEMBER", keys.AllContacts(), o.Contact)
+		if err := b.Run(t.ctx, t.conn); err != nil {
+			return nil, err
+		}
+		raw := b.Str(rawAt)
+		if raw == "" {
+			return nil, &NotFoundError{What: "schedule", IDs: []string{id}}
+		}
+		if b.Num(knownAt) != 1 {
+			return nil, &NotFoundError{What: "contact", IDs: []string{o.Contact}}
+		}
+		s, err := oncall.Decode([]byte(raw))
+		if err != nil {
+			return nil, fmt.Errorf("schedule %s as stored: %w", id, err)
+		}
+		def := *s
+		def.Overrides = append(slices.Clone(s.Overrides), o)
+		next, err := oncall.New(def)
+		if err != nil {
+			return nil, &ValidationError{Errors: []FieldError{{Field: "overrides", Reason: err.Error()}}}
+		}
+		payload, _ := json.Marshal(next)
+		var ops model.Ops
+		ops.HSet(keys.Schedules(), id, string(payload))
+		return &ops, nil
+	})
+}
