@@ -3,13 +3,18 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flapjackgo/flapjack/internal/testing/testbinary"
 	"github.com/flapjackgo/flapjack/oncall"
+	"github.com/flapjackgo/flapjack/web"
 )
 
 // dbPrimary has Ada and Bob in daily turns, 09:00-17:00 UTC only, and no fallback: its nights
@@ -151,4 +156,102 @@ func TestWhatifSchedules(t *testing.T) {
 	if got := who(rep.Added); got != "12:00:30 bob problem HTTP; 12:15:30 bob problem HTTP; 12:20:00 bob recovery HTTP" {
 		t.Errorf("added: %s", got)
 	}
+}
+
+// TestCalendarFeedEqualsOncallUntil: `flapjack web`'s feed of the example rota, read by Debian's
+// python3-icalendar, lists exactly the shifts `flapjack oncall --until` prints for the feed's
+// range (midnight UTC 7 days ago to 60 days ahead), and Bob's own feed his shifts among them.
+func TestCalendarFeedEqualsOncallUntil(t *testing.T) {
+	t.Parallel()
+	env := oncallEnv(t)
+	addr := testbinary.FreeAddr(t)
+	srv := testbinary.Start(t, append(env, "FLAPJACK_WEB_ADDR="+addr), "web")
+	defer srv.Stop(t)
+	get := func(path string) string {
+		t.Helper()
+		client := &http.Client{Timeout: 5 * time.Second}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			resp, err := client.Get("http://" + addr + path)
+			if err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return string(body)
+				}
+				t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+			}
+			if srv.Exited() || time.Now().After(deadline) {
+				t.Fatalf("GET %s: %v\n%s", path, err, srv.Tail(20))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	feed := get("/schedules/web-primary.ics")
+	bobFeed := get("/contacts/bob/shifts.ics")
+	from, until := web.FeedRange(time.Now())
+	out, errOut, code := flapjack(t, env, "", "oncall", "--schedule", "web-primary", "--at", from.Format(time.RFC3339),
+		"--until", until.Format(time.RFC3339), "--json")
+	var answers []struct{ Shifts []oncall.Shift }
+	if code != 0 || json.Unmarshal([]byte(out), &answers) != nil || len(answers) != 1 {
+		t.Fatalf("oncall: exit %d %s %s", code, out, errOut)
+	}
+	shifts := answers[0].Shifts
+	events := icsEvents(t, feed)
+	if len(events) != len(shifts) || len(shifts) < 60 {
+		t.Fatalf("%d events in the feed, %d shifts from flapjack oncall", len(events), len(shifts))
+	}
+	var bobs []oncall.Shift
+	for i, sh := range shifts {
+		if events[i].start != sh.Start.Unix() || events[i].end != sh.End.Unix() ||
+			!strings.HasPrefix(events[i].summary, strings.Join(sh.Contacts, ", ")+" on call: ") {
+			t.Fatalf("event %d %+v, shift %+v", i, events[i], sh)
+		}
+		if len(sh.Contacts) == 1 && sh.Contacts[0] == "bob" {
+			bobs = append(bobs, sh)
+		}
+	}
+	own := icsEvents(t, bobFeed)
+	if len(own) != len(bobs) || len(bobs) == 0 {
+		t.Fatalf("bob's feed: %d events, his shifts %d", len(own), len(bobs))
+	}
+	for i, sh := range bobs {
+		if own[i].start != sh.Start.Unix() || own[i].end != sh.End.Unix() {
+			t.Fatalf("bob's event %d %+v, shift %+v", i, own[i], sh)
+		}
+	}
+}
+
+type icsEvent struct {
+	start, end int64
+	summary    string
+}
+
+// icsEvents reads a calendar with python3-icalendar (oncall/testdata/ics_events.py).
+func icsEvents(t *testing.T, ics string) []icsEvent {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "feed.ics")
+	if err := os.WriteFile(file, []byte(ics), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("/usr/bin/python3", "../../oncall/testdata/ics_events.py", file).Output()
+	if err != nil {
+		t.Fatalf("python3-icalendar could not read the feed: %v", err)
+	}
+	var cal struct {
+		Events []struct{ Start, End, Summary string }
+	}
+	if err := json.Unmarshal(out, &cal); err != nil {
+		t.Fatal(err)
+	}
+	var evs []icsEvent
+	for _, e := range cal.Events {
+		s, err1 := time.Parse("2006-01-02T15:04:05-07:00", e.Start)
+		en, err2 := time.Parse("2006-01-02T15:04:05-07:00", e.End)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("event times %q %q", e.Start, e.End)
+		}
+		evs = append(evs, icsEvent{s.Unix(), en.Unix(), e.Summary})
+	}
+	return evs
 }
