@@ -2,12 +2,8 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/importer"
+	"github.com/flapjackgo/flapjack/internal/testing/testical"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/oncall"
 	"github.com/flapjackgo/flapjack/schema"
@@ -109,29 +106,6 @@ func TestScheduleOverrideForm(t *testing.T) {
 	}
 }
 
-// parsedEvent is an event as oncall/testdata/ics_events.py prints it.
-type parsedEvent struct {
-	UID, Start, End, Summary, Description string
-}
-
-// parseFeed reads a calendar with Debian's python3-icalendar.
-func parseFeed(t *testing.T, ics string) []parsedEvent {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "feed.ics")
-	if err := os.WriteFile(file, []byte(ics), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("/usr/bin/python3", "../oncall/testdata/ics_events.py", file).Output()
-	if err != nil {
-		t.Fatalf("python3-icalendar could not read the feed: %v", err)
-	}
-	var cal struct{ Events []parsedEvent }
-	if err := json.Unmarshal(out, &cal); err != nil {
-		t.Fatal(err)
-	}
-	return cal.Events
-}
-
 // TestCalendarFeedsParseToTheShifts: the schedule's feed and a contact's parse in a real calendar
 // library, and their events are the shifts of the feed's range (what `flapjack oncall --at FROM
 // --until UNTIL` lists): every shift, gaps included, for the schedule; the contact's own for hers.
@@ -158,7 +132,7 @@ func TestCalendarFeedsParseToTheShifts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := parseFeed(t, feed)
+	events := testical.Events(t, []byte(feed))
 	if len(events) != len(shifts) || len(shifts) < 80 {
 		t.Fatalf("%d events, %d shifts", len(events), len(shifts))
 	}
@@ -168,12 +142,12 @@ func TestCalendarFeedsParseToTheShifts(t *testing.T) {
 		if !sh.Gap() {
 			who = strings.Join(sh.Contacts, ", ")
 		}
-		if !sameInstant(t, e.Start, sh.Start) || !sameInstant(t, e.End, sh.End) || e.Summary != who+" on call: Ops primary" ||
+		if !e.Start.Equal(sh.Start) || !e.End.Equal(sh.End) || e.Summary != who+" on call: Ops primary" ||
 			e.Description != oncall.Provenance(sh.OnCall) {
 			t.Fatalf("event %d %+v, shift %+v", i, e, sh)
 		}
 	}
-	own := parseFeed(t, c.get("/contacts/bob/shifts.ics"))
+	own := testical.Events(t, []byte(c.get("/contacts/bob/shifts.ics")))
 	var bobs []oncall.Shift
 	for _, sh := range shifts {
 		if len(sh.Contacts) == 1 && sh.Contacts[0] == "bob" {
@@ -184,20 +158,11 @@ func TestCalendarFeedsParseToTheShifts(t *testing.T) {
 		t.Fatalf("bob's feed has %d events, his shifts are %d", len(own), len(bobs))
 	}
 	for i, sh := range bobs {
-		if !sameInstant(t, own[i].Start, sh.Start) || !sameInstant(t, own[i].End, sh.End) {
+		if !own[i].Start.Equal(sh.Start) || !own[i].End.Equal(sh.End) {
 			t.Fatalf("bob's event %d %+v, shift %+v", i, own[i], sh)
 		}
 	}
 	if code, _, _ := c.do("GET", "/contacts/ghost/shifts.ics", nil); code != http.StatusNotFound {
 		t.Errorf("unknown contact's feed: %d", code)
 	}
-}
-
-func sameInstant(t *testing.T, iso string, want time.Time) bool {
-	t.Helper()
-	got, err := time.Parse("2006-01-02T15:04:05-07:00", iso)
-	if err != nil {
-		t.Fatalf("event time %q: %v", iso, err)
-	}
-	return got.Equal(want)
 }

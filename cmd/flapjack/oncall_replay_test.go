@@ -51,16 +51,16 @@ func oncallEvent(entity, check, state string, at int64) string {
 	return fmt.Sprintf(`{"entity":%q,"check":%q,"type":"service","state":%q,"time":%d,"summary":"%s %s"}`, entity, check, state, at, check, state)
 }
 
-// replayOncall replays lines and describes each alert as "Mon 30 Mar 08:30:30 bob/sms problem
-// web-01:Disk @web-primary" (the time from the alert id; "@" the schedule that reached the
-// contact; "step N" an escalation step).
-func replayOncall(t *testing.T, env []string, lines []string) []string {
+// replayAlerts replays lines through `flapjack replay` and returns the alerts it printed, each
+// with the time its id carries.
+func replayAlerts(t *testing.T, env []string, lines []string) ([]schema.Alert, []time.Time) {
 	t.Helper()
 	out, errOut, code := flapjack(t, env, strings.Join(lines, "\n")+"\n", "replay")
 	if code != 0 {
 		t.Fatalf("replay: exit %d: %s", code, errOut)
 	}
-	var alerts []string
+	var alerts []schema.Alert
+	var times []time.Time
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if line == "" {
 			continue
@@ -71,17 +71,29 @@ func replayOncall(t *testing.T, env []string, lines []string) []string {
 		}
 		_, secs, _ := strings.Cut(a.ID, "-")
 		at, _ := strconv.ParseFloat(secs, 64)
-		s := fmt.Sprintf("%s %s/%s %s %s", time.Unix(int64(at), 0).UTC().Format("Mon 02 Jan 15:04:05"), a.ContactID, a.Media,
-			a.NotificationType, a.EventID)
+		alerts, times = append(alerts, a), append(times, time.Unix(int64(at), 0).UTC())
+	}
+	return alerts, times
+}
+
+// replayOncall replays lines and describes each alert as "Mon 30 Mar 08:30:30 bob/sms problem
+// web-01:Disk @web-primary" (the time from the alert id; "@" the schedule that reached the
+// contact; "step N" an escalation step).
+func replayOncall(t *testing.T, env []string, lines []string) []string {
+	t.Helper()
+	alerts, times := replayAlerts(t, env, lines)
+	out := make([]string, len(alerts))
+	for i, a := range alerts {
+		s := fmt.Sprintf("%s %s/%s %s %s", times[i].Format("Mon 02 Jan 15:04:05"), a.ContactID, a.Media, a.NotificationType, a.EventID)
 		if a.Schedule != "" {
 			s += " @" + a.Schedule
 		}
 		if a.Escalation != nil {
 			s += fmt.Sprintf(" step %d", a.Escalation.Step)
 		}
-		alerts = append(alerts, s)
+		out[i] = s
 	}
-	return alerts
+	return out
 }
 
 func wantOncall(t *testing.T, got []string, want ...string) {

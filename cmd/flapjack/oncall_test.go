@@ -6,13 +6,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flapjackgo/flapjack/internal/testing/testbinary"
+	"github.com/flapjackgo/flapjack/internal/testing/testical"
 	"github.com/flapjackgo/flapjack/oncall"
 	"github.com/flapjackgo/flapjack/web"
 )
@@ -197,61 +197,27 @@ func TestCalendarFeedEqualsOncallUntil(t *testing.T) {
 		t.Fatalf("oncall: exit %d %s %s", code, out, errOut)
 	}
 	shifts := answers[0].Shifts
-	events := icsEvents(t, feed)
+	events := testical.Events(t, []byte(feed))
 	if len(events) != len(shifts) || len(shifts) < 60 {
 		t.Fatalf("%d events in the feed, %d shifts from flapjack oncall", len(events), len(shifts))
 	}
 	var bobs []oncall.Shift
 	for i, sh := range shifts {
-		if events[i].start != sh.Start.Unix() || events[i].end != sh.End.Unix() ||
-			!strings.HasPrefix(events[i].summary, strings.Join(sh.Contacts, ", ")+" on call: ") {
+		if !events[i].Start.Equal(sh.Start) || !events[i].End.Equal(sh.End) ||
+			!strings.HasPrefix(events[i].Summary, strings.Join(sh.Contacts, ", ")+" on call: ") {
 			t.Fatalf("event %d %+v, shift %+v", i, events[i], sh)
 		}
 		if len(sh.Contacts) == 1 && sh.Contacts[0] == "bob" {
 			bobs = append(bobs, sh)
 		}
 	}
-	own := icsEvents(t, bobFeed)
+	own := testical.Events(t, []byte(bobFeed))
 	if len(own) != len(bobs) || len(bobs) == 0 {
 		t.Fatalf("bob's feed: %d events, his shifts %d", len(own), len(bobs))
 	}
 	for i, sh := range bobs {
-		if own[i].start != sh.Start.Unix() || own[i].end != sh.End.Unix() {
+		if !own[i].Start.Equal(sh.Start) || !own[i].End.Equal(sh.End) {
 			t.Fatalf("bob's event %d %+v, shift %+v", i, own[i], sh)
 		}
 	}
-}
-
-type icsEvent struct {
-	start, end int64
-	summary    string
-}
-
-// icsEvents reads a calendar with python3-icalendar (oncall/testdata/ics_events.py).
-func icsEvents(t *testing.T, ics string) []icsEvent {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "feed.ics")
-	if err := os.WriteFile(file, []byte(ics), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("/usr/bin/python3", "../../oncall/testdata/ics_events.py", file).Output()
-	if err != nil {
-		t.Fatalf("python3-icalendar could not read the feed: %v", err)
-	}
-	var cal struct {
-		Events []struct{ Start, End, Summary string }
-	}
-	if err := json.Unmarshal(out, &cal); err != nil {
-		t.Fatal(err)
-	}
-	var evs []icsEvent
-	for _, e := range cal.Events {
-		s, err1 := time.Parse("2006-01-02T15:04:05-07:00", e.Start)
-		en, err2 := time.Parse("2006-01-02T15:04:05-07:00", e.End)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("event times %q %q", e.Start, e.End)
-		}
-		evs = append(evs, icsEvent{s.Unix(), en.Unix(), e.Summary})
-	}
-	return evs
 }

@@ -202,27 +202,35 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 				}
 			}
 		}
-		res.sortProblems()
-		if len(res.Problems) > 0 && !opts.Partial {
-			return nil, nil
-		}
-		var ops model.Ops
-		for i, p := range norm {
-			if !res.Refused[i] {
-				payload, _ := json.Marshal(p)
-				ops.HSet(keys.EscalationPolicies(), p.ID, string(payload))
-			}
-		}
-		res.Writes = ops.Len()
-		if opts.DryRun {
-			return nil, nil
-		}
-		return &ops, nil
+		return putJSON(&res, opts, keys.EscalationPolicies(), norm, func(p EscalationPolicy) string { return p.ID }), nil
 	})
 	if err != nil {
 		return BulkResult{}, err
 	}
 	return res, nil
+}
+
+// putJSON plans the writes of a bulk put whose items are stored as JSON in one hash (field =
+// the item's id): each item res has not refused, unless res has problems and opts is not
+// Partial. It counts them in res and returns nil when nothing is to be written now (problems,
+// or a dry run).
+func putJSON[T any](res *BulkResult, opts ReplaceOptions, hash string, items []T, id func(T) string) *model.Ops {
+	res.sortProblems()
+	if len(res.Problems) > 0 && !opts.Partial {
+		return nil
+	}
+	var ops model.Ops
+	for i, it := range items {
+		if !res.Refused[i] {
+			payload, _ := json.Marshal(it)
+			ops.HSet(hash, id(it), string(payload))
+		}
+	}
+	res.Writes = ops.Len()
+	if opts.DryRun {
+		return nil
+	}
+	return &ops
 }
 
 // DeleteEscalationPolicies removes policies, all or none: an id that does not exist is a

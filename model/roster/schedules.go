@@ -74,22 +74,7 @@ func PutSchedules(ctx context.Context, conn redis.Conn, keys schema.Keys, schedu
 				}
 			}
 		}
-		res.sortProblems()
-		if len(res.Problems) > 0 && !opts.Partial {
-			return nil, nil
-		}
-		var ops model.Ops
-		for i, s := range norm {
-			if !res.Refused[i] {
-				payload, _ := json.Marshal(s)
-				ops.HSet(keys.Schedules(), s.ID, string(payload))
-			}
-		}
-		res.Writes = ops.Len()
-		if opts.DryRun {
-			return nil, nil
-		}
-		return &ops, nil
+		return putJSON(&res, opts, keys.Schedules(), norm, func(s *oncall.Schedule) string { return s.ID }), nil
 	})
 	if err != nil {
 		return BulkResult{}, err
