@@ -24,25 +24,31 @@ import (
 // without.
 func (b *bench) scheduleRouting() error {
 	notifications := max(b.o.events/50, 500)
-	fmt.Printf("== schedules: %d problem notifications over 200 entities of 20 teams, routed without and with 20 schedules + 20 escalation policies\n", notifications)
-	var rates [2]float64
-	for i, with := range []bool{false, true} {
-		rate, alerts, err := b.routeTeams(notifications, with)
-		if err != nil {
-			return err
+	fmt.Printf("== schedules: %d problem notifications over 200 entities of 20 teams, routed without and with 20 schedules + 20 escalation policies (alternating, best of %d each)\n",
+		notifications, scheduleRounds)
+	var best [2]float64
+	names := [2]string{"without schedules or policies", "with 20 schedules + 20 escalation policies"}
+	for range scheduleRounds {
+		for i, with := range []bool{false, true} {
+			rate, alerts, err := b.routeTeams(notifications, with)
+			if err != nil {
+				return err
+			}
+			best[i] = max(best[i], rate)
+			fmt.Printf("   %s: %.0f notifications/s (%d alerts)\n", names[i], rate, alerts)
 		}
-		rates[i] = rate
-		name := "without schedules or policies"
-		if with {
-			name = "with 20 schedules + 20 escalation policies"
-		}
-		fmt.Printf("   %s: %.0f notifications/s (%d alerts)\n", name, rate, alerts)
-		b.add(row{scenario: "notifier routing, " + name, target: "with ≥ 80% of without", eventsPerSec: rate,
-			p50: math.NaN(), p95: math.NaN(), p99: math.NaN(), note: "events/s = notifications routed per second, batches of 64"})
 	}
-	fmt.Printf("   with / without: %.0f%%\n", 100*rates[1]/rates[0])
+	for i, name := range names {
+		b.add(row{scenario: "notifier routing, " + name, target: "with ≥ 80% of without", eventsPerSec: best[i],
+			p50: math.NaN(), p95: math.NaN(), p99: math.NaN(), note: "events/s = notifications routed per second (best run), batches of 64"})
+	}
+	fmt.Printf("   with / without (best of each): %.0f%%\n", 100*best[1]/best[0])
 	return nil
 }
+
+// scheduleRounds is how many times each routing run is repeated, alternating, so that both meet
+// the same moments of a shared machine.
+const scheduleRounds = 3
 
 const teams = 20
 
