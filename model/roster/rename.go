@@ -93,8 +93,9 @@ func (t *txn) planMove(old, name string) error {
 			}
 		}
 		key("hash", k.Actions(src), k.Actions(dst))
-		key("hash", k.ScheduleAlerted(src), k.ScheduleAlerted(dst)) // its recovery still reaches them
-		key("keep", k.Explain(src), k.Explain(dst))                 // on a merge the destination's trail is kept
+		// whoever a schedule alerted for the failure still hears of its recovery
+		key("hash", k.ScheduleAlerted(src), k.ScheduleAlerted(dst))
+		key("keep", k.Explain(src), k.Explain(dst)) // on a merge the destination's trail is kept
 		for j, kind := range kinds {
 			key("zset", k.Maintenances(kind, src), k.Maintenances(kind, dst))
 			key("zset", k.SortedMaintenanceTimestamps(kind, src), k.SortedMaintenanceTimestamps(kind, dst))
