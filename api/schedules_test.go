@@ -61,4 +61,16 @@ func TestScheduleRoutes(t *testing.T) {
 		t.Fatalf("GET all: %v %s", err, a.body)
 	}
 	expectErrors(t, "GET missing", call(t, srv, "GET", "/schedules/web-primary,ghost", "", ""), 404, "ghost")
+
+	expectErrors(t, "a step naming an unknown schedule", call(t, srv, "POST", "/escalation_policies", vndJSON,
+		`{"escalation_policies":[{"id":"p","steps":[{"delay":0,"schedules":["ghost"]}]}]}`), 422, `schedule "ghost" does not exist`)
+	expect(t, "a step naming a schedule", call(t, srv, "POST", "/escalation_policies", vndJSON,
+		`{"escalation_policies":[{"id":"p","steps":[{"delay":0,"schedules":["web-primary"]}]}]}`), 201)
+	a = expect(t, "GET policy", call(t, srv, "GET", "/escalation_policies/p", "", ""), 200)
+	var policies struct {
+		Policies []escalationPolicyJSON `json:"escalation_policies"`
+	}
+	if err := json.Unmarshal(a.body, &policies); err != nil || !reflect.DeepEqual(policies.Policies[0].Steps[0].Schedules, []string{"web-primary"}) {
+		t.Fatalf("GET policy: %v %s", err, a.body)
+	}
 }
