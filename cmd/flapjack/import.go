@@ -35,7 +35,7 @@ nothing unless --partial. Importing the same file again changes nothing; a chang
 what was stored for its id.`,
 		Subcommands: []*cli.Command{
 			sub("contacts", "import contacts", importer.Contacts),
-			sub("entities", "import entities (id, name, contacts, tags)", importer.Entities),
+			sub("entities", "import entities (id, name, contacts, schedules, tags)", importer.Entities),
 			sub("rules", "import notification rules of existing contacts (each needs id and contact_id); adds or replaces rules, deletes none", importer.Rules),
 			sub("schedules", "import on-call schedules (id, name, timezone, layers, overrides, fallback; see docs/schedules.md); adds or replaces schedules, deletes none", importer.Schedules),
 			sub("escalations", "import escalation policies (id, matching as notification rules, steps of delay and contacts, repeat, severities); adds or replaces policies, deletes none", importer.Escalations),
