@@ -80,19 +80,19 @@ type Options struct {
 
 // Notifier routes notifications to media queues.
 type Notifier struct {
-	pool      *redis.Pool
-	keys      schema.Keys
-	cfg       Config
-	clock     clock.Clock
-	log       *zap.Logger
-	m         *Metrics
-	router    *router
-	consumer  *queue.Consumer
-	registry  *queue.Registry
-	zones     *zoneCache
-	nextTick  time.Time // when the run loop next fires due escalation steps
-	policies  policyCache
-	schedules scheduleCache
+	pool     *redis.Pool
+	keys     schema.Keys
+	cfg      Config
+	clock    clock.Clock
+	log      *zap.Logger
+	m        *Metrics
+	router   *router
+	consumer *queue.Consumer
+	registry *queue.Registry
+	zones    *zoneCache
+	nextTick time.Time // when the run loop next fires due escalation steps
+	policies policyCache
+	rotas    scheduleCache // on-call schedules as decoded (schedules.go)
 }
 
 // New builds a notifier.

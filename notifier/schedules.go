@@ -51,7 +51,7 @@ func (r resolution) note() string {
 func (nt *Notifier) resolveSchedules(ids []string, defs map[string]string, now time.Time) []resolution {
 	out := make([]resolution, 0, len(ids))
 	for _, id := range ids {
-		s, ok := nt.schedules.decode(id, defs[id], nt.log)
+		s, ok := nt.rotas.decode(id, defs[id], nt.log)
 		if !ok {
 			out = append(out, resolution{schedule: id, missing: true})
 			continue
@@ -140,7 +140,7 @@ func (nt *Notifier) observeSchedules(p *plan) {
 			nt.log.Warn("nobody on call in schedule; fallback used", zap.String("schedule", r.schedule),
 				zap.Strings("fallback", r.onCall.Contacts))
 		}
-		nt.m.uncovered.Set(float64(nt.schedules.cover(r.schedule, !r.uncovered())))
+		nt.m.uncovered.Set(float64(nt.rotas.cover(r.schedule, !r.uncovered())))
 	}
 }
 
