@@ -32,9 +32,10 @@ type escalationPolicyJSON struct {
 }
 
 type escalationStepJSON struct {
-	Delay    int64    `json:"delay"`
-	Contacts []string `json:"contacts"`
-	Media    []string `json:"media"`
+	Delay     int64    `json:"delay"`
+	Contacts  []string `json:"contacts"`
+	Schedules []string `json:"schedules"`
+	Media     []string `json:"media"`
 }
 
 type escalationPolicyLinks struct {
@@ -100,7 +101,8 @@ func toEscalationPolicyJSON(c redis.Conn, a *jsonAPI, p roster.EscalationPolicy)
 		Repeat: p.Repeat, RestartAfter: p.RestartWindow(),
 		Links: escalationPolicyLinks{Contacts: list(p.ContactIDs()), Entities: []string{}}}
 	for _, s := range p.Steps {
-		j.Steps = append(j.Steps, escalationStepJSON{Delay: s.Delay, Contacts: list(s.Contacts), Media: list(s.Media)})
+		j.Steps = append(j.Steps, escalationStepJSON{Delay: s.Delay, Contacts: list(s.Contacts), Schedules: list(s.Schedules),
+			Media: list(s.Media)})
 	}
 	for _, name := range p.Entities {
 		id, err := roster.EntityID(c, a.o.Keys, name)

@@ -14,14 +14,16 @@ import (
 	"github.com/flapjackgo/flapjack/schema"
 )
 
-var entityFields = strset.Of([]string{"id", "name", "contacts", "tags", "links", "type"})
+var entityFields = strset.Of([]string{"id", "name", "contacts", "schedules", "tags", "links", "type"})
 
 // entity is a valid entity record, ready to be written.
 type entity struct {
 	index    int
 	id, name string
 	contacts []string
-	tags     []string
+	// schedules are the on-call schedules the entity routes to (entity_schedules:ID)
+	schedules []string
+	tags      []string
 }
 
 // Entities imports a Flapjack 1.x entities file (see the package comment for the format).
@@ -111,6 +113,7 @@ func parseEntity(index int, raw json.RawMessage) (*entity, []Problem) {
 		}
 	}
 	e.contacts = strset.Unique(c.idents(obj["contacts"], "contacts"))
+	e.schedules = strset.Unique(c.idents(obj["schedules"], "schedules"))
 	e.tags = strset.Unique(c.strings(obj["tags"], "tags"))
 	c.unknown(obj, "", entityFields)
 	if !c.ok() {
@@ -130,13 +133,15 @@ type entityState struct {
 	tagSize   map[string]int64    // tag -> SCARD entity_tag:TAG
 	tagsOf    map[string][]string // entity id -> tags whose entity_tag:TAG holds it now
 	contacts  map[string]bool     // contact id -> known (all_contacts, contact:ID or contact_media:ID)
+	schedules map[string]bool     // schedule id -> stored
 }
 
 // readEntities reads the state the import replaces, and refuses what would make a write fail
 // inside the script (a key of another type).
 func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs []*entity) (*entityState, []Problem, error) {
 	st := &entityState{hashName: map[string]string{}, idName: map[string]string{}, nameID: map[string]string{},
-		keyID: map[string]string{}, tagSize: map[string]int64{}, tagsOf: map[string][]string{}, contacts: map[string]bool{}}
+		keyID: map[string]string{}, tagSize: map[string]int64{}, tagsOf: map[string][]string{}, contacts: map[string]bool{},
+		schedules: map[string]bool{}}
 	if len(recs) == 0 {
 		return st, nil, nil
 	}
@@ -183,8 +188,19 @@ func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs [
 			}
 		}
 	}
+	scheduleAt := map[string]int{}
+	for _, e := range recs {
+		for _, s := range e.schedules {
+			if _, seen := scheduleAt[s]; !seen {
+				scheduleAt[s] = b.Add("HEXISTS", keys.Schedules(), s)
+			}
+		}
+	}
 	if err := b.Run(ctx, conn); err != nil {
 		return nil, nil, err
+	}
+	for s, i := range scheduleAt {
+		st.schedules[s] = b.Num(i) == 1
 	}
 	for _, g := range globals {
 		if t, ok := b.TypeOK(g.at, g.typ); !ok {
@@ -201,6 +217,12 @@ func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs [
 			if t, ok := b.TypeOK(tagTypeAt[tag], "set"); !ok {
 				problems = append(problems, Problem{Index: e.index, ID: e.id, Field: at("tags", k),
 					Reason: fmt.Sprintf("key %s holds a %s, not a set", keys.EntityTag(tag), t)})
+			}
+		}
+		for k, s := range e.schedules {
+			if !st.schedules[s] {
+				problems = append(problems, Problem{Index: e.index, ID: e.id, Field: at("schedules", k),
+					Reason: fmt.Sprintf("unknown schedule %q (import schedules first)", s)})
 			}
 		}
 		st.hashName[e.id] = b.Str(readAt[i].hashName)
@@ -307,6 +329,7 @@ func planEntities(keys schema.Keys, recs []*entity, st *entityState) (model.Ops,
 				e.id, e.name, other, e.id, keys.ContactsFor(other)))
 		}
 		ops.Del(keys.ContactsFor(e.id))
+		ops.Del(keys.EntitySchedules(e.id))
 		wants := strset.Of(e.tags)
 		has := strset.Of(st.tagsOf[e.id])
 		for _, t := range st.tagsOf[e.id] {
@@ -347,6 +370,13 @@ func planEntities(keys schema.Keys, recs []*entity, st *entityState) (model.Ops,
 				ids[i] = c
 			}
 			ops.SAdd(keys.ContactsFor(e.id), ids...)
+		}
+		if len(e.schedules) > 0 {
+			ids := make([]any, len(e.schedules))
+			for i, s := range e.schedules {
+				ids[i] = s
+			}
+			ops.SAdd(keys.EntitySchedules(e.id), ids...)
 		}
 		for _, t := range e.tags {
 			ops.SAdd(keys.EntityTag(t), e.id)

@@ -22,14 +22,15 @@ import (
 //	checks          check names the policy covers (empty: every check)
 //	severities      which problem severities escalate: critical, warning, unknown (empty: all)
 //	steps           required, in order: {"delay": "15 minutes", "contacts": ["bob"],
-//	                "media": ["sms"]}; delay in Flapjack duration words or seconds, counted
-//	                from the first problem alert; media optional (default: what the contact's
-//	                rules choose)
+//	                "schedules": ["web-primary"], "media": ["sms"]}; delay in Flapjack duration
+//	                words or seconds, counted from the first problem alert; contacts and/or
+//	                schedules (each schedule alerts whoever is on call when the step fires);
+//	                media optional (default: what the contact's rules choose)
 //	repeat          re-alert the last step every this long until handled (default: never)
 //	restart_after   how long after a ladder stopped a new problem resumes it rather than
 //	                starting again from step 1 (default 30 minutes)
 //
-// The contacts must exist (import contacts first). A policy replaces the one stored under its
+// The contacts and schedules must exist (import contacts and schedules first). A policy replaces the one stored under its
 // id; policies not in the file are left alone. Written by roster.PutEscalationPolicies.
 func Escalations(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byte, opts Options) (Report, error) {
 	raws, err := records(data, "escalation_policies")
@@ -49,7 +50,7 @@ var policyFields = map[string]bool{"id": true, "name": true, "entities": true, "
 	"entity_tags": true, "regex_tags": true, "checks": true, "severities": true, "steps": true, "repeat": true,
 	"restart_after": true, "links": true, "type": true}
 
-var stepFields = map[string]bool{"delay": true, "contacts": true, "media": true}
+var stepFields = map[string]bool{"delay": true, "contacts": true, "schedules": true, "media": true}
 
 // ParsePolicy reads one policy record (the JSON API's POST /escalation_policies reads its items
 // with it too) and checks its values with roster.ValidateEscalationPolicy.
@@ -90,7 +91,8 @@ func ParsePolicy(index int, raw json.RawMessage) (roster.EscalationPolicy, []Pro
 			c.fail(field+".delay", "is required (\"0 minutes\" for at once)")
 		}
 		p.Steps = append(p.Steps, roster.EscalationStep{Delay: c.duration(so["delay"], field+".delay"),
-			Contacts: c.idents(so["contacts"], field+".contacts"), Media: c.strings(so["media"], field+".media")})
+			Contacts: c.idents(so["contacts"], field+".contacts"), Schedules: c.idents(so["schedules"], field+".schedules"),
+			Media: c.strings(so["media"], field+".media")})
 	})
 	if err := roster.ValidateEscalationPolicy(p); err != nil {
 		reported := map[string]bool{}

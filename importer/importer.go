@@ -37,7 +37,8 @@
 // contact_id required; see Rules.
 //
 // Entity record: id (required; not "ALL", no ':'), name (required; trimmed and lower-cased, no
-// ':'), contacts (array of contact ids: contacts_for:ID), tags (array: entity_tag:TAG and
+// ':'), contacts (array of contact ids: contacts_for:ID), schedules (array of on-call schedule
+// ids, each stored already: entity_schedules:ID), tags (array: entity_tag:TAG and
 // known_tags:entity_tag).
 //
 // # What an import writes
@@ -254,7 +255,7 @@ func importKeyed[V any](raws []json.RawMessage, parse func(int, json.RawMessage)
 		r := valid[p.Index]
 		reason := p.Reason
 		if errors.Is(p.Err, roster.ErrNotFound) {
-			reason += " (import contacts first)"
+			reason += " (import " + missingKind(p.Field) + " first)"
 		}
 		rep.Problems = append(rep.Problems, Problem{Index: r.index, ID: r.id, Field: p.Field, Reason: reason})
 		bad[r.index] = true
@@ -270,6 +271,15 @@ func importKeyed[V any](raws []json.RawMessage, parse func(int, json.RawMessage)
 		}
 	}
 	return rep, written, nil
+}
+
+// missingKind is what to import first when the item at field names something that does not
+// exist: a schedule of an escalation step, else a contact.
+func missingKind(field string) string {
+	if strings.Contains(field, ".schedules[") {
+		return "schedules"
+	}
+	return "contacts"
 }
 
 // outcome turns the problems of a file into the report's counts and the returned error.

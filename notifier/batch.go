@@ -31,7 +31,11 @@ import (
 //   - rollup (the alerting set and throttle of a medium) is read at the notification's turn,
 //     after the writes before it: such a notification is a segment alone.
 //
-// A notification that escalation ladders may concern, a record that conflicts, and everything
+// Escalation ladders of problems are read ahead for the whole batch in one round trip (a problem
+// starts or resumes a ladder, guarded by its revision, and reads no contact of its own); a
+// second problem of a check with ladders would read them after the first one's writes, so it
+// ends the shared view. A recovery or acknowledgement of a check with ladders reads the contacts
+// they alerted, which the shared reads do not hold: it, a record that conflicts, and everything
 // after either in the batch are routed one by one from fresh reads.
 
 // maxTogether bounds the notifications routed together: sixteen share most of what can be
@@ -76,12 +80,17 @@ func (nt *Notifier) routeTogether(conn redis.Conn, items []string) (Result, erro
 	shared := len(plans) // plans from here on are routed on fresh reads
 	checks := map[string]bool{}
 	var segment []int
+	laddered := map[string]bool{} // checks whose ladders a plan of the batch may write
 	for i := 0; i < len(plans) && b.fresh < 0; i++ {
 		n := plans[i].notification
-		if n != nil && involvesLadders(n, routings[i]) {
-			// ladders read contacts of their own: the shared view ends here
+		if n != nil && (involvesLadders(n, routings[i]) || laddered[n.EventID]) {
+			// ladders read contacts of their own, or were read before a write of the batch:
+			// the shared view ends here
 			shared = i
 			break
+		}
+		if n != nil && len(routings[i].Ladders) > 0 {
+			laddered[n.EventID] = true
 		}
 		alone := n != nil && rollsUp(routings[i])
 		if alone || (n != nil && checks[n.EventID]) {
@@ -159,24 +168,70 @@ func (nt *Notifier) readBatch(conn redis.Conn, items []string, now time.Time) ([
 			next++
 		}
 	}
+	if err := nt.readLaddersAhead(conn, plans, routings); err != nil {
+		return nil, nil, err
+	}
 	return plans, routings, nil
 }
 
-// involvesLadders reports whether escalation ladders may concern a notification: routing it
-// reads the ladders and the contacts they alerted, which the batch's shared reads do not hold.
-func involvesLadders(n *schema.Notification, r roster.Routing) bool {
-	return needsEscalations(n) && (len(r.EscalationPolicies) > 0 || len(r.CheckEscalations) > 0)
+// readLaddersAhead reads, in one round trip, the escalation ladders of every problem of the batch
+// (Routing.Ladders), so that routing them stays in the batch.
+func (nt *Notifier) readLaddersAhead(conn redis.Conn, plans []*plan, routings []roster.Routing) error {
+	var refs [][2]string
+	at := make([]int, len(plans)+1)
+	for i, p := range plans {
+		at[i] = len(refs)
+		if n := p.notification; n != nil && n.Type == schema.NotificationProblem {
+			refs = append(refs, nt.ladderRefs(n, routings[i])...)
+		}
+	}
+	at[len(plans)] = len(refs)
+	if len(refs) == 0 {
+		return nil
+	}
+	ls, err := roster.ReadLadders(conn, nt.keys, refs)
+	if err != nil {
+		return err
+	}
+	for i := range plans {
+		if at[i] == at[i+1] {
+			continue
+		}
+		routings[i].Ladders = make(map[string]roster.Ladder, at[i+1]-at[i])
+		for _, l := range ls[at[i]:at[i+1]] {
+			routings[i].Ladders[l.PolicyID] = l
+		}
+	}
+	return nil
 }
 
-// rollsUp reports whether one of the contacts rolls up a medium: the notification reads the
-// medium's alerting set and throttle, which the notifications before it change.
+// involvesLadders reports whether a recovery or acknowledgement concerns escalation ladders:
+// routing it reads the contacts they alerted, which the batch's shared reads do not hold.
+func involvesLadders(n *schema.Notification, r roster.Routing) bool {
+	return isRecoveryOrAck(n) && len(r.CheckEscalations) > 0
+}
+
+// rollsUp reports whether one of the contacts (or of those the schedules may put on call) rolls
+// up a medium: the notification reads the medium's alerting set and throttle, which the
+// notifications before it change.
 func rollsUp(r roster.Routing) bool {
 	for i := range r.Contacts {
-		c := &r.Contacts[i]
-		for m := range c.RollupThresholds {
-			if rollsOn(c, m) {
-				return true
-			}
+		if contactRollsUp(&r.Contacts[i]) {
+			return true
+		}
+	}
+	for _, c := range r.Scheduled {
+		if contactRollsUp(&c) {
+			return true
+		}
+	}
+	return false
+}
+
+func contactRollsUp(c *roster.Contact) bool {
+	for m := range c.RollupThresholds {
+		if rollsOn(c, m) {
+			return true
 		}
 	}
 	return false

@@ -212,6 +212,7 @@ func buildAlert(p *plan, c *candidate, r rollupDecision, now time.Time) schema.A
 		Time: n.Time, Duration: n.Duration,
 		LastState: n.LastState, LastSummary: n.LastSummary, StateDuration: n.StateDuration,
 		Tags: n.Tags, NotificationType: n.Type, EventCount: n.Count, Escalation: p.escalation,
+		Schedule: p.reachedBy[c.contact.ID],
 	}
 	if a.Tags == nil {
 		a.Tags = []string{}

@@ -47,6 +47,10 @@ func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, ent
 			ids = append(ids, p.ID)
 		}
 	}
+	if r.Ladders != nil {
+		e.ladders = r.Ladders
+		return e, nil
+	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	refs := make([][2]string, len(ids))
@@ -61,6 +65,28 @@ func (nt *Notifier) readEscalations(conn redis.Conn, n *schema.Notification, ent
 		e.ladders[l.PolicyID] = l
 	}
 	return e, nil
+}
+
+// ladderRefs are the ladders routing a notification reads: the check's, and one per policy
+// matching it.
+func (nt *Notifier) ladderRefs(n *schema.Notification, r roster.Routing) [][2]string {
+	if !needsEscalations(n) || (len(r.EscalationPolicies) == 0 && len(r.CheckEscalations) == 0) {
+		return nil
+	}
+	entity, check := n.EntityCheck()
+	ids := slices.Clone(r.CheckEscalations)
+	for _, p := range nt.policies.decode(r.EscalationPolicies, nt.log) {
+		if nt.policyMatches(p, n, entity, check) {
+			ids = append(ids, p.ID)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	refs := make([][2]string, len(ids))
+	for i, id := range ids {
+		refs[i] = [2]string{id, n.EventID}
+	}
+	return refs
 }
 
 // policyMatches applies a notification rule's criteria (the router's own matching) and the

@@ -71,7 +71,7 @@ func (nt *Notifier) recordExplain(p *plan, contacts []roster.Contact, now time.T
 	}
 	n := p.notification
 	e := schema.ExplainEntry{Time: now.Unix(), Stage: schema.ExplainNotifier, Type: n.Type, State: n.State,
-		Severity: n.Severity, Verdict: p.verdict, Contacts: p.explain(contacts), Reason: strings.Join(p.escalationNotes, "; ")}
+		Severity: n.Severity, Verdict: p.verdict, Contacts: p.explain(contacts), Reason: strings.Join(slices.Concat(p.escalationNotes, p.scheduleNotes), "; ")}
 	if p.verdict == "escalation" || p.verdict == "escalation_stopped" {
 		e.Stage, e.Reason = schema.ExplainEscalation, p.reason
 	}

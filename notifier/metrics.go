@@ -23,6 +23,9 @@ type Metrics struct {
 	escalationSteps    *prometheus.CounterVec
 	escalationsStopped *prometheus.CounterVec
 
+	scheduleFallbacks *prometheus.CounterVec
+	uncovered         prometheus.Gauge
+
 	processed atomic.Int64
 }
 
@@ -72,6 +75,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "flapjack_escalations_stopped_total",
 			Help: "Escalation ladders stopped, by reason (acknowledged, recovered, maintenance, disabled, severity, policy_removed).",
 		}, []string{"reason"}),
+		scheduleFallbacks: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "flapjack_schedule_fallback_total",
+			Help: "Notifications and escalation steps that found nobody on call in a schedule's layers and overrides, so its fallback contacts (or nobody, without any) were alerted, by schedule.",
+		}, []string{"schedule"}),
+		uncovered: f.NewGauge(prometheus.GaugeOpts{
+			Name: "flapjack_schedules_uncovered",
+			Help: "Schedules whose latest resolution by this notifier found nobody on call in their layers and overrides.",
+		}),
 	}
 	for _, t := range []string{schema.NotificationProblem, schema.NotificationRecovery, schema.NotificationAcknowledgement, schema.NotificationTest} {
 		for _, r := range []string{"routed", "no_contacts"} {

@@ -94,6 +94,7 @@ type Notifier struct {
 	zones    *zoneCache
 	nextTick time.Time // when the run loop next fires due escalation steps
 	policies policyCache
+	rotas    scheduleCache // on-call schedules as decoded (schedules.go)
 }
 
 // New builds a notifier.
@@ -263,6 +264,11 @@ type plan struct {
 	rulesContacts   []roster.Contact // an escalation step's contacts
 
 	contacts []roster.Contact // whom routing found
+
+	// on-call schedules (schedules.go)
+	reachedBy     map[string]string // contact id -> the schedule that reached it
+	resolutions   []resolution
+	scheduleNotes []string
 }
 
 // idSource is what alert ids derive from: the notification claimed, or the step fired.
@@ -349,6 +355,7 @@ func (nt *Notifier) route(conn redis.Conn, p *plan, routing roster.Routing, now 
 			return nil, false, err
 		}
 	}
+	contacts = nt.withSchedules(p, routing, contacts, now)
 	nt.planEscalations(p, esc, now)
 	p.contacts = contacts
 	if len(contacts) == 0 {
@@ -363,6 +370,7 @@ func (nt *Notifier) route(conn redis.Conn, p *plan, routing roster.Routing, now 
 // settle decides on the read candidates: the alerts, the writes and the explain record.
 func (nt *Notifier) settle(p *plan, cands []*candidate, now time.Time) {
 	nt.decide(p, p.contacts, cands, now)
+	nt.rememberScheduled(p)
 	nt.recordExplain(p, p.contacts, now)
 }
 
@@ -578,6 +586,7 @@ func (nt *Notifier) observe(p *plan, took time.Duration) {
 	nt.m.latency.Observe(took.Seconds())
 	nt.m.processed.Add(1)
 	nt.observeEscalation(p)
+	nt.observeSchedules(p)
 	if p.notification == nil {
 		return
 	}

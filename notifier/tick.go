@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -116,6 +117,7 @@ type due struct {
 	found  bool
 	p      *plan
 	step   roster.EscalationStep
+	onCall []string // contacts the step's schedules put on call now
 	cands  []*candidate
 }
 
@@ -198,6 +200,11 @@ func (nt *Notifier) planTick(conn redis.Conn, members []string, now time.Time) (
 		contactIDs = append(contactIDs, d.step.Contacts...)
 		firing = append(firing, d)
 	}
+	onCall, err := nt.stepsOnCall(conn, firing, now)
+	if err != nil {
+		return nil, err
+	}
+	contactIDs = append(contactIDs, onCall...)
 	slices.Sort(contactIDs)
 	contacts, err := roster.LoadContacts(conn, nt.keys, slices.Compact(contactIDs))
 	if err != nil {
@@ -314,7 +321,10 @@ func (nt *Notifier) planStop(d *due, reason string, now time.Time) {
 // candidatesForStep applies the rules of the step's contacts (and the step's media).
 func (nt *Notifier) candidatesForStep(d *due, byContact map[string]roster.Contact, now time.Time) {
 	var contacts []roster.Contact
-	for _, id := range d.step.Contacts {
+	for _, id := range slices.Concat(d.step.Contacts, d.onCall) {
+		if slices.ContainsFunc(contacts, func(c roster.Contact) bool { return c.ID == id }) {
+			continue // named by the step and on call in one of its schedules: alerted once
+		}
 		if c, ok := byContact[id]; ok {
 			contacts = append(contacts, c)
 		} else {
@@ -364,6 +374,9 @@ func (nt *Notifier) planFire(d *due, now time.Time) {
 	if l.NextDue > 0 {
 		p.reason += "; next step due at " + time.Unix(l.NextDue, 0).UTC().Format(time.RFC3339)
 	}
+	if len(p.scheduleNotes) > 0 {
+		p.reason += "; " + strings.Join(p.scheduleNotes, "; ")
+	}
 	nt.recordExplain(p, p.rulesContacts, now)
 }
 
@@ -402,6 +415,7 @@ func stopReason(found bool, pol roster.EscalationPolicy, n *schema.Notification,
 // observeStep counts and logs a tick's decision about one ladder.
 func (nt *Notifier) observeStep(p *plan) {
 	nt.observeEscalation(p)
+	nt.observeSchedules(p)
 	if p.escalation != nil {
 		nt.log.Info("escalation step fired", zap.String("policy", p.escalation.PolicyID),
 			zap.String("check", p.notification.EventID), zap.Int("step", p.escalation.Step),

@@ -39,6 +39,9 @@ type Alert struct {
 	RollupThreshold  *int                   `json:"rollup_threshold,omitempty"`
 	// Escalation is set on the alerts of an escalation step (added by us).
 	Escalation *AlertEscalation `json:"escalation,omitempty"`
+	// Schedule names the on-call schedule that reached the contact (added by us; absent when
+	// the contact was reached only directly).
+	Schedule string `json:"schedule,omitempty"`
 }
 
 // RollupEntry describes one failing check inside a rollup alert.

@@ -1,12 +1,13 @@
 // Package web is flapjack's web UI on Flapjack 1.6's paths (docs/flapjack-1x.md B): server-rendered
-// pages of checks, entities, contacts and self stats, and forms that acknowledge a check (or
-// several at once), end an acknowledgement, schedule or delete maintenance, decommission a check
-// and edit contacts, their media and rules. The failing list and the check page keep themselves
-// current by polling fragments of themselves (static/live.js), and work without it. Pages read
-// Redis only through packages status and model; actions go through events.Publisher (an
-// acknowledgement is an event, as from the CLI), model/checkstate's admin writes and
-// model/roster's contact writes. Templates, style sheet and scripts are embedded; nothing is
-// built with Node.
+// pages of checks, entities, contacts, on-call schedules and self stats, calendar feeds of
+// schedules and of a contact's shifts, and forms that acknowledge a check (or several at once),
+// end an acknowledgement, schedule or delete maintenance, decommission a check, edit contacts,
+// their media and rules, and add a schedule override. The failing list and the check page keep
+// themselves current by polling fragments of themselves (static/live.js), and work without it.
+// Pages read Redis only through packages status and model; actions go through events.Publisher
+// (an acknowledgement is an event, as from the CLI), model/checkstate's admin writes and
+// model/roster's contact and schedule writes. Templates, style sheet and scripts are embedded;
+// nothing is built with Node.
 //
 // Access: reads need no login only on direct loopback requests (no proxy headers and no
 // web.auth_header); otherwise a web.users login (HTTP Basic, bcrypt hashes) or the user name a
@@ -180,6 +181,9 @@ func Handler(o Options) (http.Handler, error) {
 	read("GET /check", s.check)
 	read("GET /contacts", s.contacts)
 	read("GET /contacts/{id}", s.contact)
+	read("GET /contacts/{id}/shifts.ics", s.contactShifts)
+	read("GET /schedules", s.schedules)
+	read("GET /schedules/{id}", s.schedule)
 	read("GET /self_stats", s.selfStats)
 	read("GET /self_stats.json", s.selfStatsJSON)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
@@ -200,6 +204,7 @@ func Handler(o Options) (http.Handler, error) {
 	act("POST /contacts/{id}/media", s.setMedium)
 	act("POST /contacts/{id}/notification_rules", s.createRule)
 	act("POST /notification_rules/{id}", s.editRule)
+	act("POST /schedules/{id}/overrides", s.addOverride)
 	return s.stripBase(mux), nil
 }
 

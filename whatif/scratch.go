@@ -12,6 +12,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/redisread"
 	"github.com/flapjackgo/flapjack/model/inventory"
 	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/oncall"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -29,6 +30,10 @@ type liveConfig struct {
 	policies []roster.EscalationPolicy
 	// interest are the contacts_for sets: ENTITY_ID, ALL or ENTITY_ID:CHECK -> contact ids
 	interest map[string][]string
+	// schedules are the on-call schedules, and scheduled the entity_schedules sets: ENTITY_ID
+	// -> schedule ids
+	schedules []*oncall.Schedule
+	scheduled map[string][]string
 }
 
 // readLiveConfig reads contacts (media, intervals, rollup thresholds, timezones, rules),
@@ -72,7 +77,49 @@ func readLiveConfig(ctx context.Context, conn redis.Conn, keys schema.Keys) (*li
 	for i, n := range names {
 		cfg.interest[n] = b.Strs(i)
 	}
+	if err := cfg.readSchedules(ctx, conn, keys); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// readSchedules reads the on-call schedules and which entities route to them.
+func (cfg *liveConfig) readSchedules(ctx context.Context, conn redis.Conn, keys schema.Keys) error {
+	var err error
+	if cfg.schedules, _, err = roster.Schedules(conn, keys); err != nil {
+		return err
+	}
+	entityIDs, err := redisread.ScanSets(ctx, conn, keys.EntitySchedules(""))
+	if err != nil {
+		return err
+	}
+	cfg.scheduled, err = roster.EntitySchedules(conn, keys, entityIDs)
+	return err
+}
+
+// writeSchedules copies the schedules (before the escalation policies, whose steps may name
+// them) and the entities' schedule sets.
+func (cfg *liveConfig) writeSchedules(ctx context.Context, conn redis.Conn, keys schema.Keys) ([]string, error) {
+	var notes []string
+	if len(cfg.schedules) > 0 {
+		res, err := roster.PutSchedules(ctx, conn, keys, cfg.schedules, roster.ReplaceOptions{Partial: true})
+		if err != nil {
+			return nil, fmt.Errorf("copy schedules: %w", err)
+		}
+		for _, p := range res.Problems {
+			notes = append(notes, fmt.Sprintf("live schedule %s left out: %v", cfg.schedules[p.Index].ID, p.FieldError))
+		}
+	}
+	for id, schedules := range cfg.scheduled {
+		args := []any{keys.EntitySchedules(id)}
+		for _, s := range schedules {
+			args = append(args, s)
+		}
+		if _, err := conn.Do("SADD", args...); err != nil {
+			return nil, fmt.Errorf("copy entity_schedules:%s: %w", id, err)
+		}
+	}
+	return notes, nil
 }
 
 // write copies the configuration into a scratch space, through the same model writes the
@@ -103,6 +150,11 @@ func (cfg *liveConfig) write(ctx context.Context, s Space) ([]string, error) {
 			notes = append(notes, fmt.Sprintf("live contact %s left out: %v", data[p.Index].ID, p.FieldError))
 		}
 	}
+	scheduleNotes, err := cfg.writeSchedules(ctx, conn, s.Keys)
+	if err != nil {
+		return nil, err
+	}
+	notes = append(notes, scheduleNotes...)
 	if len(cfg.policies) > 0 {
 		res, err := roster.PutEscalationPolicies(ctx, conn, s.Keys, cfg.policies, roster.ReplaceOptions{Partial: true})
 		if err != nil {
@@ -136,7 +188,8 @@ func (cfg *liveConfig) write(ctx context.Context, s Space) ([]string, error) {
 	return notes, nil
 }
 
-// applyImport changes the candidate space with an import file (contacts, rules or escalations):
+// applyImport changes the candidate space with an import file (contacts, rules, escalations or
+// schedules):
 // what `flapjack import` would do to the live data.
 func applyImport(ctx context.Context, s Space, what string, data []byte) ([]string, error) {
 	f := importer.Contacts
@@ -145,6 +198,8 @@ func applyImport(ctx context.Context, s Space, what string, data []byte) ([]stri
 		f = importer.Rules
 	case "escalations":
 		f = importer.Escalations
+	case "schedules":
+		f = importer.Schedules
 	}
 	conn, err := s.Pool.GetContext(ctx)
 	if err != nil {

@@ -48,6 +48,9 @@ type Options struct {
 	// EscalationsFile is a `flapjack import escalations` file: candidate policies, replacing
 	// the live ones of the same ids.
 	EscalationsFile []byte
+	// SchedulesFile is a `flapjack import schedules` file: candidate on-call schedules,
+	// replacing the live ones of the same ids.
+	SchedulesFile   []byte
 	QuietHours      *QuietHours // nil = not reported
 	Progress        io.Writer   // nil = quiet
 	ProgressEvery   time.Duration
@@ -221,7 +224,7 @@ func configure(ctx context.Context, o Options, live *liveConfig, base, cand Spac
 	for _, imp := range []struct {
 		what string
 		data []byte
-	}{{"contacts", o.ContactsFile}, {"rules", o.RulesFile}, {"escalations", o.EscalationsFile}} {
+	}{{"contacts", o.ContactsFile}, {"rules", o.RulesFile}, {"schedules", o.SchedulesFile}, {"escalations", o.EscalationsFile}} {
 		if imp.data == nil {
 			continue
 		}

@@ -34,7 +34,7 @@ func main() {
 	flag.IntVar(&o.events, "events", 1_000_000, "events in the executive throughput scenario")
 	flag.IntVar(&o.checks, "checks", 100_000, "checks in the executive throughput scenario")
 	flag.BoolVar(&o.quick, "quick", false, "ten times smaller streams (a smoke run)")
-	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (ceiling,executive,floor,checks,history,scaling,pipeline,server,latency,reports,web,nagios,stale,whatif,escalation)")
+	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (ceiling,executive,floor,checks,history,scaling,pipeline,server,latency,reports,web,nagios,stale,whatif,escalation,schedules)")
 	flag.DurationVar(&o.latency, "latency-duration", 20*time.Second, "length of the latency run at 1,000 events/s")
 	flag.BoolVar(&o.commands, "commands", false, "print Redis's time per command for each measured run (where the time goes)")
 	flag.Parse()
@@ -77,6 +77,7 @@ func main() {
 		{"stale", b.staleTicks, false},
 		{"whatif", b.whatifRun, false},
 		{"escalation", b.escalationTick, false},
+		{"schedules", b.scheduleRouting, false},
 	}
 	for _, s := range scenarios {
 		if o.only != "" && !strings.Contains(","+o.only+",", ","+s.name+",") {

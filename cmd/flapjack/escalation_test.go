@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,22 +88,10 @@ func replayEscalationWith(t *testing.T, policies string, lines []string) ([]escA
 			t.Fatalf("import %s: exit %d: %s", imp[0], code, errOut)
 		}
 	}
-	out, errOut, code := flapjack(t, env, strings.Join(lines, "\n")+"\n", "replay")
-	if code != 0 {
-		t.Fatalf("replay: exit %d: %s", code, errOut)
-	}
+	replayed, times := replayAlerts(t, env, lines)
 	var alerts []escAlert
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if line == "" {
-			continue
-		}
-		a, err := schema.ParseAlert([]byte(line))
-		if err != nil {
-			t.Fatalf("replay printed %q: %v", line, err)
-		}
-		_, secs, _ := strings.Cut(a.ID, "-")
-		at, _ := strconv.ParseFloat(secs, 64)
-		ea := escAlert{at: int64(at) - escFail, contact: a.ContactID, medium: a.Media, typ: a.NotificationType,
+	for i, a := range replayed {
+		ea := escAlert{at: times[i].Unix() - escFail, contact: a.ContactID, medium: a.Media, typ: a.NotificationType,
 			text: gateways.SMSText(gateways.NewMessage(a, time.UTC))}
 		if a.Escalation != nil {
 			ea.step, ea.repeat = a.Escalation.Step, a.Escalation.Repeat
@@ -373,7 +360,7 @@ func TestImportEscalationsReportsEveryProblem(t *testing.T) {
 		`record 1 (id "has:colon"): steps[1].delay: duration "-5" is out of range`,
 		`record 1 (id "has:colon"): id: must be letters, digits, '.', '_' or '-'`,
 		`record 1 (id "has:colon"): severities[0]: "ok" is not critical, warning or unknown`,
-		`record 1 (id "has:colon"): steps[1].contacts: needs at least one contact`,
+		`record 1 (id "has:colon"): steps[1].contacts: needs at least one contact or schedule`,
 		`record 2 (id "late"): steps[1].delay: must not be shorter than the previous step's`,
 		"nothing written",
 	} {

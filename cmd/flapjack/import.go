@@ -29,14 +29,15 @@ func importCommand() *cli.Command {
 	}
 	return &cli.Command{
 		Name:  "import",
-		Usage: "import contacts (media, intervals, rollup thresholds, timezone, PagerDuty credentials, rules), entities or notification rules from Flapjack 1.x JSON",
+		Usage: "import contacts (media, intervals, rollup thresholds, timezone, PagerDuty credentials, rules), entities, notification rules, escalation policies or on-call schedules from Flapjack 1.x JSON",
 		Description: `Every bad record is reported with its index and reason; a file with any bad record imports
 nothing unless --partial. Importing the same file again changes nothing; a changed record replaces
 what was stored for its id.`,
 		Subcommands: []*cli.Command{
 			sub("contacts", "import contacts", importer.Contacts),
-			sub("entities", "import entities (id, name, contacts, tags)", importer.Entities),
+			sub("entities", "import entities (id, name, contacts, schedules, tags)", importer.Entities),
 			sub("rules", "import notification rules of existing contacts (each needs id and contact_id); adds or replaces rules, deletes none", importer.Rules),
+			sub("schedules", "import on-call schedules (id, name, timezone, layers, overrides, fallback; see docs/schedules.md); adds or replaces schedules, deletes none", importer.Schedules),
 			sub("escalations", "import escalation policies (id, matching as notification rules, steps of delay and contacts, repeat, severities); adds or replaces policies, deletes none", importer.Escalations),
 		},
 	}

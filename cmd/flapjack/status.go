@@ -20,7 +20,7 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show instances, queue depths, event rates and failing checks; exit 1 when unhealthy (usable as a Nagios check)",
+		Usage: "show instances, queue depths, event rates and failing checks, and warn of on-call schedules in use with nobody on call within 24 hours; exit 1 when unhealthy (usable as a Nagios check)",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
 			&cli.Int64Flag{Name: "max-queue", Value: 10000, Usage: "a queue deeper than this is a problem (0 = never)"},
@@ -28,6 +28,7 @@ func statusCommand() *cli.Command {
 		},
 		Action: oneShot(func(c *cli.Context, rt *runtime) error {
 			var snap status.Snapshot
+			var warnings []string
 			opts := rt.statusOptions()
 			opts.FailingLimit = c.Int("limit")
 			if opts.FailingLimit <= 0 {
@@ -35,7 +36,10 @@ func statusCommand() *cli.Command {
 			}
 			err := rt.withConn(c.Context, func(conn redis.Conn) error {
 				var err error
-				snap, err = status.Read(conn, rt.keys, opts, rt.clock.Now())
+				if snap, err = status.Read(conn, rt.keys, opts, rt.clock.Now()); err != nil {
+					return err
+				}
+				warnings, err = status.ScheduleWarnings(conn, rt.keys, rt.clock.Now())
 				return err
 			})
 			if err != nil {
@@ -48,14 +52,15 @@ func statusCommand() *cli.Command {
 					Redis    string   `json:"redis"`
 					Healthy  bool     `json:"healthy"`
 					Problems []string `json:"problems"`
-				}{snap, rt.redisURL, len(problems) == 0, problems}
+					Warnings []string `json:"warnings"`
+				}{snap, rt.redisURL, len(problems) == 0, problems, warnings}
 				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(out); err != nil {
 					return err
 				}
 			} else {
-				if err := printStatus(c.App.Writer, rt.redisURL, snap, problems); err != nil {
+				if err := printStatus(c.App.Writer, rt.redisURL, snap, problems, warnings); err != nil {
 					return err
 				}
 			}
@@ -67,7 +72,7 @@ func statusCommand() *cli.Command {
 	}
 }
 
-func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems []string) error {
+func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems, warnings []string) error {
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "redis\t%s\n\n", redisURL)
 	fmt.Fprintln(w, "PROCESS\tVERSION\tHEARTBEAT\tSTATE\tSTAGES")
@@ -102,6 +107,12 @@ func printStatus(out io.Writer, redisURL string, s status.Snapshot, problems []s
 	} else {
 		fmt.Fprintln(w, "\nPROBLEMS")
 		for _, p := range problems {
+			fmt.Fprintln(w, "  "+p)
+		}
+	}
+	if len(warnings) > 0 {
+		fmt.Fprintln(w, "\nWARNINGS")
+		for _, p := range warnings {
 			fmt.Fprintln(w, "  "+p)
 		}
 	}

@@ -43,6 +43,7 @@ alerts that appear or disappear. Progress goes to stderr.`,
 			&cli.StringFlag{Name: "contacts", Usage: "candidate contacts: a Flapjack 1.x contacts import file"},
 			&cli.StringFlag{Name: "rules", Usage: "candidate notification rules: a Flapjack 1.x rules import file"},
 			&cli.StringFlag{Name: "escalations", Usage: "candidate escalation policies: a `flapjack import escalations` file (live policies are copied otherwise)"},
+			&cli.StringFlag{Name: "schedules", Usage: "candidate on-call schedules: a `flapjack import schedules` file, replacing the live schedules of the same ids"},
 			&cli.StringSliceFlag{Name: "set", Usage: "candidate setting, key=value (executive.* or notifier.*; repeatable)"},
 			&cli.StringFlag{Name: "quiet-hours", Usage: "count alerts inside this daily window of each contact's time, e.g. 22:00-07:00"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
@@ -102,7 +103,7 @@ func runWhatif(c *cli.Context, rt *runtime) error {
 	for _, f := range []struct {
 		name string
 		data *[]byte
-	}{{"contacts", &o.ContactsFile}, {"rules", &o.RulesFile}, {"escalations", &o.EscalationsFile}} {
+	}{{"contacts", &o.ContactsFile}, {"rules", &o.RulesFile}, {"escalations", &o.EscalationsFile}, {"schedules", &o.SchedulesFile}} {
 		if p := c.String(f.name); p != "" {
 			if *f.data, err = os.ReadFile(p); err != nil {
 				return usageError("--%s: %v", f.name, err)

@@ -73,6 +73,8 @@ func (b *bot) execute(ctx context.Context, cmd Command, who string) (reply strin
 		reply = b.help()
 	case Identify:
 		reply = b.identify(now)
+	case OnCall:
+		reply, err = b.onCall(ctx, c, now)
 	case TestNotifications:
 		reply, err = b.testNotifications(ctx, c, who, now)
 	case TellMeAbout:
@@ -563,6 +565,7 @@ func (b *bot) help() string {
 		"  ack entities /<regex>/ [comment] [duration: <time>] - acknowledge every failing check of the matching entities (default " + humantime.Words(DefaultBulkDuration) + ")",
 		"  ack checks /<regex>/ on /<regex>/ [comment] [duration: <time>] - acknowledge the matching failing checks of the matching entities (default " + humantime.Words(DefaultBulkDuration) + ")",
 		"  maint entities /<regex>/ [comment] [start-in: <time>] [start-at: <time>] [duration: <time>] - scheduled maintenance on every check of the matching entities (default: from now for " + humantime.Words(DefaultBulkDuration) + ")",
+		"  oncall [<schedule>] - who is on call now, why, until when, and who is next",
 		"  identify - who and where I am",
 		"  help - this list",
 		"regexes are Go RE2 (prefix (?i) to ignore case); durations like '90 minutes', '2h', '1 day'; start-at like '22:00', '10pm', 'tomorrow 06:30', '2026-01-06 22:00'",

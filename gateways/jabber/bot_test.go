@@ -15,6 +15,7 @@ import (
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/views"
+	"github.com/flapjackgo/flapjack/oncall"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -245,6 +246,7 @@ func (f failingStore) CurrentChecks(context.Context, []string) (map[string][]str
 func (f failingStore) CheckStatuses(context.Context, time.Time, []model.CheckRef) ([]views.CheckStatus, error) {
 	return nil, f.fail()
 }
+func (f failingStore) Schedules(context.Context) ([]*oncall.Schedule, error) { return nil, f.fail() }
 
 func TestBotInternalErrorsNeverCrash(t *testing.T) {
 	t.Parallel()
@@ -253,7 +255,7 @@ func TestBotInternalErrorsNeverCrash(t *testing.T) {
 		b := newBot(cfg, failingStore{panics: panics}, clock.NewFake(t0), zap.NewNop(), "x")
 		for _, text := range []string{"ACKID 8f4a2b1c x", "test notifications for a", "tell me about a",
 			"find entities matching /a/", "find checks on a", "status entities /a/", "status checks /a/",
-			"ack entities /a/ x", "ack checks /a/ on /b/", "maint entities /a/ x"} {
+			"ack entities /a/ x", "ack checks /a/ on /b/", "maint entities /a/ x", "oncall"} {
 			if got := b.execute(context.Background(), ParseCommand(text), "ada"); !strings.HasPrefix(got, "Oops, something went wrong") {
 				t.Errorf("panics=%v %q: reply %q", panics, text, got)
 			}

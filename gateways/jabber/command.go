@@ -84,6 +84,10 @@ type MaintEntities struct {
 	StartAt  string
 }
 
+// OnCall says who is on call now in one schedule, or in every schedule (Schedule ""):
+// `oncall [SCHEDULE]`.
+type OnCall struct{ Schedule string }
+
 // Unknown is anything else; the bot asks what was meant.
 type Unknown struct{ Text string }
 
@@ -103,6 +107,7 @@ func (StatusChecks) command()      {}
 func (AckEntities) command()       {}
 func (AckChecks) command()         {}
 func (MaintEntities) command()     {}
+func (OnCall) command()            {}
 func (Unknown) command()           {}
 func (Invalid) command()           {}
 
@@ -130,6 +135,7 @@ var (
 	reAckDuration    = regexp.MustCompile(`(?is)^(.*)duration:(.*)$`)
 	reHelp           = regexp.MustCompile(`(?i)^help$`)
 	reIdentify       = regexp.MustCompile(`(?i)^identify$`)
+	reOnCall         = regexp.MustCompile(`(?i)^on-?call(?:\s+(\S+))?$`)
 	reTest           = regexp.MustCompile(`(?is)^test\s+notifications\s+for\s+([^\s:]+)(?::(.*))?$`)
 	reTell           = regexp.MustCompile(`(?is)^tell\s+me\s+about\s+([^\s:]+)(?::(.*))?$`)
 	reFindEntities   = regexp.MustCompile(`(?is)^(?:find\s+)?entities\s+matching\s+/(.*)/$`)
@@ -163,6 +169,8 @@ func ParseCommand(text string) Command {
 		return Help{}
 	case reIdentify.MatchString(text):
 		return Identify{}
+	case reOnCall.MatchString(text):
+		return OnCall{Schedule: reOnCall.FindStringSubmatch(text)[1]}
 	case reTest.MatchString(text):
 		m := reTest.FindStringSubmatch(text)
 		check := strings.TrimSpace(m[2])

@@ -14,6 +14,11 @@ func TestParseCommand(t *testing.T) {
 		text string
 		want Command
 	}{
+		// oncall
+		{"oncall", OnCall{}},
+		{"OnCall web-primary", OnCall{Schedule: "web-primary"}},
+		{"on-call  web-primary ", OnCall{Schedule: "web-primary"}},
+		{"oncall web primary", Unknown{Text: "oncall web primary"}},
 		// ACKID
 		{"ACKID 8f4a2b1c fixing it duration: 2h", AckID{Hash: "8f4a2b1c", Comment: "fixing it", Duration: 2 * time.Hour, DurationText: "2h"}},
 		{"ackid 8F4A2B1C fixing it", AckID{Hash: "8f4a2b1c", Comment: "fixing it"}},

@@ -10,7 +10,9 @@ import (
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/checkstate"
+	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/model/views"
+	"github.com/flapjackgo/flapjack/oncall"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -35,6 +37,19 @@ type Store interface {
 	// and says on how many it did before an error.
 	CreateScheduledMaintenance(ctx context.Context, refs []model.CheckRef, start time.Time, duration time.Duration,
 		summary string, now time.Time) (created int, err error)
+	// Schedules reads the on-call schedules, sorted by id.
+	Schedules(ctx context.Context) ([]*oncall.Schedule, error)
+}
+
+// Schedules implements Store; a stored schedule that cannot be read is left out.
+func (r RedisStore) Schedules(ctx context.Context) ([]*oncall.Schedule, error) {
+	c, err := r.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	out, _, err := roster.Schedules(c, r.Keys)
+	return out, err
 }
 
 // RedisStore is the Store on Redis: reads through model/views' lookups, events queued through

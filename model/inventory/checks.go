@@ -166,7 +166,7 @@ func CreateChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, checks
 	}
 	entityIDs = strset.Unique(entityIDs)
 	var ids []string
-	err := guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	err := Guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		st, err := t.readEntityState(entityIDs, nil)
 		if err != nil {
 			return nil, err
@@ -210,7 +210,7 @@ func TagChecks(ctx context.Context, conn redis.Conn, keys schema.Keys, refs []mo
 	if err := k.Err(); err != nil {
 		return err
 	}
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	return Guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		var ops model.Ops
 		for _, r := range refs {
 			tagCheck(&ops, keys, r.ID(), add, remove)

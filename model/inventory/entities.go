@@ -211,7 +211,7 @@ func CreateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, in [
 	for _, e := range entities {
 		ids, names = append(ids, e.ID), append(names, e.Name)
 	}
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	return Guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		st, err := t.readEntityState(strset.Unique(ids), strset.Unique(names))
 		if err != nil {
 			return nil, err
@@ -267,7 +267,7 @@ func UpdateEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, ids 
 		return err
 	}
 	contacts := strset.Unique(append(append([]string(nil), change.AddContacts...), change.RemoveContacts...))
-	return guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
+	return Guarded(ctx, conn, keys, func(t *txn) (*model.Ops, error) {
 		if err := t.MustExist(contacts...); err != nil {
 			return nil, err
 		}

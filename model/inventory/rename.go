@@ -94,6 +94,8 @@ func (t *txn) planMove(old, name string) error {
 			}
 		}
 		key("hash", k.Actions(src), k.Actions(dst))
+		// whoever a schedule alerted for the failure still hears of its recovery
+		key("hash", k.ScheduleAlerted(src), k.ScheduleAlerted(dst))
 		key("keep", k.Explain(src), k.Explain(dst)) // on a merge the destination's trail is kept
 		for j, kind := range kinds {
 			key("zset", k.Maintenances(kind, src), k.Maintenances(kind, dst))

@@ -128,6 +128,7 @@ func TestRenameEntityMovesEveryKey(t *testing.T) {
 	f := newRenameFixture(t)
 	f.seedEntity("web-01")
 	f.event(`{"entity":"db-01","check":"DISK","type":"service","state":"warning"}`)
+	f.db.Do(t, "HSET", f.keys.ScheduleAlerted("web-01:HTTP"), "ada", "web-primary") // as routing through a schedule leaves it
 	id := schema.NewEntityID("web-01")
 	before := f.db.Dump(t)
 	wantStatus := f.statuses("web-01", "HTTP", "PING")
@@ -175,7 +176,8 @@ func TestRenameEntityMovesEveryKey(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"web-02:HTTP:last_problem_notification", "web-02:HTTP:critical_notifications",
-		"web-02:HTTP:acknowledgement_notifications", "web-02:HTTP:unscheduled_maintenance", "web-02:PING:scheduled_maintenance"} {
+		"web-02:HTTP:acknowledgement_notifications", "web-02:HTTP:unscheduled_maintenance", "web-02:PING:scheduled_maintenance",
+		"schedule_alerted:web-02:HTTP"} {
 		if _, ok := after[k]; !ok {
 			t.Errorf("the seed should have %s", k)
 		}

@@ -19,7 +19,7 @@ type txn struct {
 }
 
 // guarded is roster.Guarded for attempts reading entities and checks.
-func guarded(ctx context.Context, conn redis.Conn, keys schema.Keys, attempt func(t *txn) (*model.Ops, error)) error {
+func Guarded(ctx context.Context, conn redis.Conn, keys schema.Keys, attempt func(t *txn) (*model.Ops, error)) error {
 	return roster.Guarded(ctx, conn, keys, func(t *roster.Txn) (*model.Ops, error) {
 		return attempt(&txn{Txn: t, ctx: t.Context(), conn: t.Conn(), keys: t.Keys()})
 	})

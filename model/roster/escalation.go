@@ -43,7 +43,9 @@ type EscalationPolicy struct {
 type EscalationStep struct {
 	Delay    int64    `json:"delay"` // seconds from the first problem alert
 	Contacts []string `json:"contacts"`
-	Media    []string `json:"media,omitempty"` // empty: whatever the contact's rules choose
+	// Schedules are on-call schedules: each alerts whoever is on call when the step fires.
+	Schedules []string `json:"schedules,omitempty"`
+	Media     []string `json:"media,omitempty"` // empty: whatever the contact's rules choose
 }
 
 // DefaultRestartAfter is a policy's RestartAfter when it sets none.
@@ -112,8 +114,13 @@ func ValidateEscalationPolicy(p EscalationPolicy) error {
 		if i > 0 && s.Delay < p.Steps[i-1].Delay {
 			bad(field+".delay", "must not be shorter than the previous step's")
 		}
-		if len(s.Contacts) == 0 {
-			bad(field+".contacts", "needs at least one contact")
+		if len(s.Contacts) == 0 && len(s.Schedules) == 0 {
+			bad(field+".contacts", "needs at least one contact or schedule")
+		}
+		for j, id := range s.Schedules {
+			if r := IDProblem(id); r != "" {
+				bad(fmt.Sprintf("%s.schedules[%d]", field, j), r)
+			}
 		}
 		for j, c := range s.Contacts {
 			if r := IDProblem(c); r != "" {
@@ -154,7 +161,7 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 	err := Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		res = BulkResult{Refused: append([]bool(nil), static.Refused...), Problems: append([]Problem(nil), static.Problems...)}
 		var b redisread.Batch
-		watch := []string{keys.AllContacts(), keys.EscalationPolicies()}
+		watch := []string{keys.AllContacts(), keys.EscalationPolicies(), keys.Schedules()}
 		for i, p := range norm {
 			if !res.Refused[i] {
 				for _, c := range p.ContactIDs() {
@@ -163,7 +170,10 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 			}
 		}
 		t.Watch(&b, watch...)
-		type read struct{ contacts []contactAt }
+		type read struct {
+			contacts  []contactAt
+			schedules []int
+		}
 		at := make([]read, len(norm))
 		for i, p := range norm {
 			if res.Refused[i] {
@@ -172,6 +182,9 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 			for _, s := range p.Steps {
 				for _, c := range s.Contacts {
 					at[i].contacts = append(at[i].contacts, addContactExists(&b, keys, c))
+				}
+				for _, id := range s.Schedules {
+					at[i].schedules = append(at[i].schedules, b.Add("HEXISTS", keys.Schedules(), id))
 				}
 			}
 		}
@@ -182,8 +195,15 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 			if res.Refused[i] {
 				continue
 			}
-			k := 0
+			k, ks := 0, 0
 			for si, s := range p.Steps {
+				for j, id := range s.Schedules {
+					if b.Num(at[i].schedules[ks]) != 1 {
+						res.refuse(i, FieldError{Field: fmt.Sprintf("steps[%d].schedules[%d]", si, j),
+							Reason: fmt.Sprintf("schedule %q does not exist", id), Err: ErrNotFound})
+					}
+					ks++
+				}
 				for ci, c := range s.Contacts {
 					if !at[i].contacts[k].exists(&b) {
 						res.refuse(i, FieldError{Field: fmt.Sprintf("steps[%d].contacts[%d]", si, ci),
@@ -193,27 +213,35 @@ func PutEscalationPolicies(ctx context.Context, conn redis.Conn, keys schema.Key
 				}
 			}
 		}
-		res.sortProblems()
-		if len(res.Problems) > 0 && !opts.Partial {
-			return nil, nil
-		}
-		var ops model.Ops
-		for i, p := range norm {
-			if !res.Refused[i] {
-				payload, _ := json.Marshal(p)
-				ops.HSet(keys.EscalationPolicies(), p.ID, string(payload))
-			}
-		}
-		res.Writes = ops.Len()
-		if opts.DryRun {
-			return nil, nil
-		}
-		return &ops, nil
+		return putJSON(&res, opts, keys.EscalationPolicies(), norm, func(p EscalationPolicy) string { return p.ID }), nil
 	})
 	if err != nil {
 		return BulkResult{}, err
 	}
 	return res, nil
+}
+
+// putJSON plans the writes of a bulk put whose items are stored as JSON in one hash (field =
+// the item's id): each item res has not refused, unless res has problems and opts is not
+// Partial. It counts them in res and returns nil when nothing is to be written now (problems,
+// or a dry run).
+func putJSON[T any](res *BulkResult, opts ReplaceOptions, hash string, items []T, id func(T) string) *model.Ops {
+	res.sortProblems()
+	if len(res.Problems) > 0 && !opts.Partial {
+		return nil
+	}
+	var ops model.Ops
+	for i, it := range items {
+		if !res.Refused[i] {
+			payload, _ := json.Marshal(it)
+			ops.HSet(hash, id(it), string(payload))
+		}
+	}
+	res.Writes = ops.Len()
+	if opts.DryRun {
+		return nil
+	}
+	return &ops
 }
 
 // DeleteEscalationPolicies removes policies, all or none: an id that does not exist is a

@@ -18,7 +18,9 @@ var (
 
 // LoadRouting reads, in one round trip, the contacts interested in entity:check (each once, in
 // Flapjack's order: contacts_for:ENTITY_ID, contacts_for:ALL, contacts_for:ENTITY_ID:CHECK)
-// with their data, alert state and rules. Contacts with no data at all are left out. With
+// with their data, alert state and rules, and the entity's on-call schedules with every contact
+// they name (who is on call is the notifier's decision, at its time). Contacts with no data at
+// all are left out. With
 // escalations, the same round trip reads the escalation policies (raw, as HGETALL gives them) and
 // the policies of the check's ladders (check_escalations), which routing a problem, recovery or
 // acknowledgement needs as well.
@@ -40,21 +42,22 @@ type RoutingRequest struct {
 // notifications), read together: a contact interested in several of them is read once, and
 // the replies share its data (its SuppressedUntil map included).
 func LoadRoutings(conn redis.Conn, keys schema.Keys, reqs []RoutingRequest) ([]Routing, error) {
-	args := make([]any, 0, 15+3*len(reqs))
+	args := make([]any, 0, 17+4*len(reqs))
 	args = append(args, keys.EntityIDsByName(), keys.EntityID(""), keys.ContactsFor(""), schema.AllContactsID,
 		keys.Contact(""), keys.ContactMedia(""), keys.ContactTimezone(""), keys.ContactMediaIntervals(""),
 		keys.ContactRollupThresholds(""), keys.ContactPagerduty(""), keys.ContactRules(""),
-		keys.ContactAlertState(""), keys.Rule(""), "", len(reqs))
+		keys.ContactAlertState(""), keys.Rule(""), "", keys.EntitySchedules(""), keys.Schedules(), len(reqs))
 	for _, req := range reqs {
 		ladders := ""
+		checkID := schema.CheckID(req.Entity, req.Check)
 		if req.Escalations {
 			args[13] = keys.EscalationPolicies()
-			ladders = keys.CheckEscalations(schema.CheckID(req.Entity, req.Check))
+			ladders = keys.CheckEscalations(checkID)
 		}
-		args = append(args, req.Entity, req.Check, ladders)
+		args = append(args, req.Entity, req.Check, ladders, keys.ScheduleAlerted(checkID))
 	}
 	reply, err := redis.Values(routingScript.Do(conn, args...))
-	if err == nil && len(reply) != len(reqs)+2 {
+	if err == nil && len(reply) != len(reqs)+3 {
 		err = fmt.Errorf("%d values for %d checks", len(reply), len(reqs))
 	}
 	if err != nil {
@@ -64,11 +67,16 @@ func LoadRoutings(conn redis.Conn, keys schema.Keys, reqs []RoutingRequest) ([]R
 	if err != nil {
 		return nil, err
 	}
+	schedules, err := redis.StringMap(reply[len(reqs)+2], nil)
+	if err != nil {
+		return nil, fmt.Errorf("load schedules: %w", err)
+	}
 	out := make([]Routing, len(reqs))
 	for i, req := range reqs {
 		if out[i], err = decodeRouting(reply[0], reply[i+1], req, contacts); err != nil {
 			return nil, err
 		}
+		out[i].ScheduleDefs = schedules
 	}
 	return out, nil
 }
@@ -132,8 +140,8 @@ func decodeRoutingContacts(raw any) (map[string]*Contact, error) {
 // escalation policies part).
 func decodeRouting(policies, raw any, req RoutingRequest, contacts map[string]*Contact) (Routing, error) {
 	part, err := redis.Values(raw, nil)
-	if err == nil && len(part) < 2 {
-		err = fmt.Errorf("%d values, want at least 2", len(part))
+	if err == nil && len(part) < 5 {
+		err = fmt.Errorf("%d values, want at least 5", len(part))
 	}
 	if err != nil {
 		return Routing{}, fmt.Errorf("load contacts of %s:%s: %w", req.Entity, req.Check, err)
@@ -147,13 +155,41 @@ func decodeRouting(policies, raw any, req RoutingRequest, contacts map[string]*C
 			return Routing{}, fmt.Errorf("load escalations of %s:%s: %w", req.Entity, req.Check, err)
 		}
 	}
-	for _, raw := range part[2:] {
+	if err := decodeScheduled(&r, part[2:5], contacts); err != nil {
+		return Routing{}, fmt.Errorf("load schedules of %s:%s: %w", req.Entity, req.Check, err)
+	}
+	for _, raw := range part[5:] {
 		id, _ := redis.String(raw, nil)
 		if c, ok := contacts[id]; ok {
 			r.Contacts = append(r.Contacts, *c)
 		}
 	}
 	return r, nil
+}
+
+// decodeScheduled reads a check's schedule_alerted hash, its entity's schedule ids and the
+// contacts those name.
+func decodeScheduled(r *Routing, part []any, contacts map[string]*Contact) error {
+	var err error
+	if r.ScheduleAlerted, err = redis.StringMap(part[0], nil); err != nil {
+		return err
+	}
+	if r.Schedules, err = redis.Strings(part[1], nil); err != nil {
+		return err
+	}
+	named, err := redis.Strings(part[2], nil)
+	if err != nil {
+		return err
+	}
+	for _, id := range named {
+		if c, ok := contacts[id]; ok {
+			if r.Scheduled == nil {
+				r.Scheduled = make(map[string]Contact, len(named))
+			}
+			r.Scheduled[id] = *c
+		}
+	}
+	return nil
 }
 
 // Routing is what LoadRouting read.
@@ -163,6 +199,17 @@ type Routing struct {
 	// CheckEscalations the check's check_escalations set, when asked for.
 	EscalationPolicies map[string]string
 	CheckEscalations   []string
+	// Schedules are the ids of the entity's on-call schedules (entity_schedules), sorted;
+	// ScheduleDefs the stored JSON of every schedule the read named, by id (a schedule that
+	// does not exist is absent); ScheduleAlerted the check's schedule_alerted hash (contact id ->
+	// schedule id); Scheduled every existing contact those schedules and ScheduleAlerted name.
+	Schedules       []string
+	ScheduleDefs    map[string]string
+	ScheduleAlerted map[string]string
+	Scheduled       map[string]Contact
+	// Ladders, when not nil, are the check's escalation ladders (by policy id) the notifier read
+	// ahead for a whole batch: those of CheckEscalations and of every policy matching the check.
+	Ladders map[string]Ladder
 }
 
 // ToBulk is ss as bulk strings, for a command's arguments or a reply's decoding.
