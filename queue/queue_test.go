@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -63,7 +61,7 @@ func TestNextBlocksUntilAnItemArrives(t *testing.T) {
 	pushed := make(chan struct{})
 	go func() {
 		defer close(pushed)
-		if !blockedIn(db, "blmove") {
+		if !db.WaitBlocked("blmove") {
 			t.Error("Next never blocked in BLMOVE")
 		}
 		conn := db.Pool.Get()
@@ -95,7 +93,7 @@ func TestNextOnAnUnnumberedQueueReturnsTheWakingItemAlone(t *testing.T) {
 	pushed := make(chan struct{})
 	go func() {
 		defer close(pushed)
-		if !blockedIn(db, "blmove") {
+		if !db.WaitBlocked("blmove") {
 			t.Error("Next never blocked in BLMOVE")
 		}
 		conn := db.Pool.Get()
@@ -422,28 +420,4 @@ func TestStageReRegistersFirstAfterAFailure(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-}
-
-// blockedIn waits up to 10s until a client of db's database is blocked in cmd (CLIENT LIST
-// shows it with flag b), so what the test pushes next arrives while the consumer waits.
-func blockedIn(db *testredis.DB, cmd string) bool {
-	conn := db.Pool.Get()
-	defer conn.Close()
-	want := []string{fmt.Sprintf("db=%d", db.Index), "cmd=" + cmd}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		list, err := redis.String(conn.Do("CLIENT", "LIST"))
-		if err != nil {
-			return false
-		}
-		for _, line := range strings.Split(list, "\n") {
-			fields := strings.Fields(line)
-			if slices.Contains(fields, want[0]) && slices.Contains(fields, want[1]) && slices.ContainsFunc(fields, func(f string) bool {
-				flags, ok := strings.CutPrefix(f, "flags=")
-				return ok && strings.Contains(flags, "b")
-			}) {
-				return true
-			}
-		}
-	}
-	return false
 }

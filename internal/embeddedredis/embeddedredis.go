@@ -5,9 +5,11 @@ package embeddedredis
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/alicebob/miniredis/v2/server"
 )
 
 // Server is a running embedded Redis.
@@ -58,6 +60,16 @@ func (s *Server) Addr() string { return s.m.Addr() }
 
 // URL is the redis:// URL of database 0.
 func (s *Server) URL() string { return "redis://" + s.m.Addr() + "/0" }
+
+// OnCommand calls seen with the lower-case name of every command the server receives, before
+// it runs it. The embedded server has no CLIENT LIST, so this is how a test sees that a client
+// has sent a blocking command (testredis's WaitBlocked).
+func (s *Server) OnCommand(seen func(cmd string)) {
+	s.m.Server().SetPreHook(func(_ *server.Peer, cmd string, _ ...string) bool {
+		seen(strings.ToLower(cmd))
+		return false
+	})
+}
 
 // Close stops the server; its data is gone.
 func (s *Server) Close() {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ type Server struct {
 	cleanup func()
 	nextDB  int
 	mu      sync.Mutex
+	// received counts the commands an embedded server received, by name (it has no CLIENT
+	// LIST); nil for redis-server.
+	received map[string]int
 }
 
 var (
@@ -58,6 +62,49 @@ type DB struct {
 
 // URL is the redis:// URL of this database, for subprocesses and config.
 func (d *DB) URL() string { return fmt.Sprintf("redis://%s/%d", d.Server.Addr, d.Index) }
+
+// WaitBlocked waits up to 10 s until a client of this database is blocked in cmd (lower case,
+// e.g. "blmove"), so that what a test pushes next arrives while a consumer waits. On
+// redis-server that is CLIENT LIST's flag b; the embedded server lists no clients, so there it
+// is the first cmd the server receives after the call (on any database), which blocks at once
+// when its list is empty.
+func (d *DB) WaitBlocked(cmd string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	if d.Server.received != nil {
+		before := d.Server.count(cmd)
+		for ; time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+			if d.Server.count(cmd) > before {
+				return true
+			}
+		}
+		return false
+	}
+	conn := d.Pool.Get()
+	defer conn.Close()
+	db, name := fmt.Sprintf("db=%d", d.Index), "cmd="+cmd
+	for ; time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		list, err := redis.String(conn.Do("CLIENT", "LIST"))
+		if err != nil {
+			return false
+		}
+		for _, line := range strings.Split(list, "\n") {
+			fields := strings.Fields(line)
+			if slices.Contains(fields, db) && slices.Contains(fields, name) && slices.ContainsFunc(fields, func(f string) bool {
+				flags, ok := strings.CutPrefix(f, "flags=")
+				return ok && strings.Contains(flags, "b")
+			}) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *Server) count(cmd string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.received[cmd]
+}
 
 // Conn borrows a connection; the test fails on error.
 func (d *DB) Conn(t testing.TB) redis.Conn {
@@ -151,7 +198,13 @@ func startMode(embedded bool, extraArgs ...string) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Server{Addr: srv.Addr(), cleanup: srv.Close}, nil
+		s := &Server{Addr: srv.Addr(), cleanup: srv.Close, received: map[string]int{}}
+		srv.OnCommand(func(cmd string) {
+			s.mu.Lock()
+			s.received[cmd]++
+			s.mu.Unlock()
+		})
+		return s, nil
 	}
 	if path, err := exec.LookPath("redis-server"); err == nil {
 		return startLocal(path, extraArgs...)
