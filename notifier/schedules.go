@@ -105,26 +105,23 @@ func (nt *Notifier) withSchedules(p *plan, r roster.Routing, contacts []roster.C
 }
 
 // rememberScheduled records, with a problem's alerts, the contacts its schedules reached
-// (schedule_alerted), so the recovery finds them whoever is on call by then; a recovery clears
-// the record.
+// (schedule_alerted, written by model/roster), so the recovery finds them whoever is on call by
+// then; a recovery clears the record.
 func (nt *Notifier) rememberScheduled(p *plan) {
 	n := p.notification
-	key := nt.keys.ScheduleAlerted(n.EventID)
-	switch {
-	case n.Type == schema.NotificationRecovery:
-		p.record.Ops.Del(key)
-	case n.Type == schema.NotificationProblem:
-		var fields []any
+	switch n.Type {
+	case schema.NotificationRecovery:
+		roster.WriteScheduleAlerted(&p.record, nt.keys, n.EventID, true, nil)
+	case schema.NotificationProblem:
+		var reached []roster.ScheduleReach
 		seen := map[string]bool{}
 		for _, a := range p.alerts {
 			if a.Schedule != "" && !seen[a.ContactID] {
 				seen[a.ContactID] = true
-				fields = append(fields, a.ContactID, a.Schedule)
+				reached = append(reached, roster.ScheduleReach{ContactID: a.ContactID, Schedule: a.Schedule})
 			}
 		}
-		if len(fields) > 0 {
-			p.record.Ops.HSet(key, fields...)
-		}
+		roster.WriteScheduleAlerted(&p.record, nt.keys, n.EventID, false, reached)
 	}
 }
 

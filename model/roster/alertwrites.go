@@ -187,3 +187,25 @@ func CleaningRecords(keys schema.Keys, cleanings []SetCleaning) ([]model.Record,
 	}
 	return records, contacts
 }
+
+// ScheduleReach is a contact that a problem's on-call schedule reached.
+type ScheduleReach struct{ ContactID, Schedule string }
+
+// WriteScheduleAlerted adds to r the writes of a check's schedule_alerted hash: a recovery
+// clears it (clear), a problem records the contacts its schedules reached, so the recovery
+// finds them whoever is on call by then.
+func WriteScheduleAlerted(r *model.Record, keys schema.Keys, checkID string, clear bool, reached []ScheduleReach) {
+	key := keys.ScheduleAlerted(checkID)
+	if clear {
+		r.Ops.Del(key)
+		return
+	}
+	if len(reached) == 0 {
+		return
+	}
+	fields := make([]any, 0, 2*len(reached))
+	for _, c := range reached {
+		fields = append(fields, c.ContactID, c.Schedule)
+	}
+	r.Ops.HSet(key, fields...)
+}

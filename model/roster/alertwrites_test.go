@@ -90,3 +90,36 @@ func TestWriteAlertChanges(t *testing.T) {
 		t.Errorf("a conflicting decision queued an alert: %d alerts", n)
 	}
 }
+
+// TestWriteScheduleAlerted: a problem records whom its schedules reached, a problem that
+// reached nobody through a schedule writes nothing, and a recovery clears the record.
+func TestWriteScheduleAlerted(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	conn := db.Conn(t)
+	k := schema.NewKeys("pfx:")
+	const check = "web-01:HTTP"
+	tests := []struct {
+		name    string
+		clear   bool
+		reached []roster.ScheduleReach
+		want    map[string]string
+	}{
+		{"problem", false, []roster.ScheduleReach{{"ada", "ops"}, {"bob", "dba"}}, map[string]string{"ada": "ops", "bob": "dba"}},
+		{"problem reaching nobody by schedule keeps the record", false, nil, map[string]string{"ada": "ops", "bob": "dba"}},
+		{"recovery", true, nil, map[string]string{}},
+	}
+	for _, tc := range tests {
+		var r model.Record
+		roster.WriteScheduleAlerted(&r, k, check, tc.clear, tc.reached)
+		if r.Ops.Len() > 0 {
+			if st, err := model.Apply(conn, model.ApplyTarget{}, []model.Record{r}); err != nil || st[0] != model.Applied {
+				t.Fatalf("%s: apply %v %v", tc.name, st, err)
+			}
+		}
+		got, _ := redis.StringMap(conn.Do("HGETALL", k.ScheduleAlerted(check)))
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: schedule_alerted %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
