@@ -114,6 +114,7 @@ var Core = Table{
 	{Key: "retention.enabled", Kind: Bool, Default: "true", Usage: "trim history continuously in `server` and `executive`"},
 	{Key: "retention.max_age", Kind: Duration, Default: "90 days", Usage: "history (state changes, notifications, maintenance windows) older than this is removed continuously (0 = keep)"},
 	{Key: "retention.max_entries", Kind: Int, Default: "10000", Usage: "state changes kept per check (0 = no limit)"},
+	{Key: "retention.max_deliveries", Kind: Int, Default: "100000", Usage: "delivery log records kept, of all checks; the oldest beyond are removed (0 = no limit; retention.max_age also applies)"},
 	{Key: "retention.interval", Kind: Duration, Default: "5m", Usage: "how often the retention sweep runs (in `server` and `executive`)"},
 
 	{Key: "http.enabled", Kind: Bool, Default: "true", Usage: "serve http.addr in `server` (`flapjack api` serves it alone)"},

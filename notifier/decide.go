@@ -79,6 +79,7 @@ func (nt *Notifier) decide(p *plan, contacts []roster.Contact, cands []*candidat
 			nt.writeInterval(ops, c, n, now, touched[cid])
 		}
 		ops.RPush(nt.keys.Queue(queueName), payload)
+		model.QueueDelivery(ops, nt.keys, alert, now.Unix())
 		p.alerts = append(p.alerts, alert)
 		p.sent = append(p.sent, skip{cid, c.medium, why})
 	}

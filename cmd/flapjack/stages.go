@@ -268,7 +268,8 @@ func notifierStages(p *process) ([]lifecycle.Stage, error) {
 // retentionStage trims history continuously (docs/decisions.md D12).
 func retentionStage(p *process) lifecycle.Stage {
 	s := &retention.Sweeper{Pool: p.pool, Keys: p.keys, Clock: p.clock, Log: p.log.With(zap.String("stage", "retention")),
-		Policy: retention.Policy{MaxAge: p.values.Duration("retention.max_age"), MaxEntries: p.values.Int("retention.max_entries")}}
+		Policy: retention.Policy{MaxAge: p.values.Duration("retention.max_age"), MaxEntries: p.values.Int("retention.max_entries"),
+			MaxDeliveries: p.values.Int("retention.max_deliveries")}}
 	interval := p.values.Duration("retention.interval")
 	return lifecycle.Stage{Name: "retention", Auxiliary: true, Run: func(ctx context.Context) error { s.Run(ctx, interval); return nil }}
 }

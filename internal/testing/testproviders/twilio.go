@@ -1,6 +1,8 @@
 package testproviders
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -24,6 +26,13 @@ var (
 	// An alphanumeric sender id: up to 11 letters, digits and spaces, at least one letter.
 	twilioAlphaSender = regexp.MustCompile(`^[A-Za-z0-9 ]{1,11}$`)
 )
+
+// TwilioSID is the sid the server gives the Message resource it creates from a request body:
+// each distinct message has its own, and a test can tell which request a sid came from.
+func TwilioSID(body []byte) string {
+	h := sha256.Sum256(body)
+	return "SM" + hex.EncodeToString(h[:16])
+}
 
 // TwilioMaxBody is the longest Body Twilio accepts (characters).
 const TwilioMaxBody = 1600
@@ -74,7 +83,7 @@ func Twilio(sid, token string) Contract {
 		},
 		Success: func(w http.ResponseWriter, req Request) {
 			WriteJSON(w, http.StatusCreated, map[string]any{
-				"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued", "to": req.Form.Get("To"),
+				"sid": TwilioSID(req.Body), "status": "queued", "to": req.Form.Get("To"),
 				"from": req.Form.Get("From"), "body": req.Form.Get("Body"), "num_segments": "1",
 				"api_version": "2010-04-01", "error_code": nil, "error_message": nil,
 			})
