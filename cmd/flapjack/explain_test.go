@@ -22,6 +22,8 @@ func TestExplainCommand(t *testing.T) {
 		"2026-01-05 10:01:30 UTC  notifier: problem notification (critical): 2 contact(s) considered, 4 alert(s) sent.",
 		"rule ada-databases matched: critical goes to jabber, pagerduty",
 		"email: not sent: not chosen by the rules for critical",
+		"Deliveries (flapjack log):",
+		"problem critical alert for db-01.example.com:MySQL to ada on jabber: queued, not yet taken by a gateway",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("explain output lacks %q:\n%s", want, out)
