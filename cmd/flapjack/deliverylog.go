@@ -71,5 +71,5 @@ dead-lettered — and how many times it was retried.`,
 
 // deliveryText is a record as `log` and `explain` print it: the queue time, then the sentence.
 func deliveryText(r schema.DeliveryRecord, loc *time.Location) string {
-	return time.Unix(r.QueuedAt, 0).In(loc).Format("2006-01-02 15:04:05") + "  " + views.DeliveryLine(r)
+	return time.Unix(r.QueuedAt, 0).In(loc).Format("2006-01-02 15:04:05 MST") + "  " + views.DeliveryLine(r)
 }

@@ -70,7 +70,7 @@ from the delivery log and what became of each (as flapjack log --check prints th
 				fmt.Fprintf(c.App.Writer, "no decisions recorded about %s\n", id)
 			}
 			for _, e := range entries {
-				fmt.Fprintln(c.App.Writer, strings.Join(views.ExplainLines(e, time.Local), "\n"))
+				fmt.Fprintln(c.App.Writer, strings.Join(views.ExplainLines(e, time.Local, views.NewFates(deliveries)), "\n"))
 			}
 			if len(deliveries) > 0 {
 				fmt.Fprintln(c.App.Writer, "Deliveries (flapjack log):")
