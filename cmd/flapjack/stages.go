@@ -138,7 +138,7 @@ func httpStages(p *process) ([]lifecycle.Stage, error) {
 	if err != nil {
 		return nil, settingsError(err)
 	}
-	o.Intakes = intakes
+	o.Intakes = append(intakes, p.integrationIntakes()...)
 	return []lifecycle.Stage{{Name: httpStage, Run: func(ctx context.Context) error { return api.Serve(ctx, o) }}}, nil
 }
 
