@@ -88,6 +88,15 @@ type Options struct {
 	FirstBackoff time.Duration
 	MaxBackoff   time.Duration
 	Beat         time.Duration
+	// ReplyCodes, when set, gives each problem alert of one check a code to reply with (the
+	// SMS media that take replies): "Reply ACK 4821".
+	ReplyCodes *ReplyCodes
+}
+
+// ReplyCodes issues reply codes (docs/decisions.md D25).
+type ReplyCodes struct {
+	Lifetime    time.Duration // how long a code acknowledges
+	MaxFailures int           // unknown codes a number may reply with per Lifetime
 }
 
 // Gateway drains one medium's queue into a Sender.
@@ -198,6 +207,7 @@ func (g *Gateway) deliver(ctx context.Context, raw string) error {
 			zap.String("failed_list", g.failed))
 		return g.finish(ctx, raw, "invalid", g.failureRecord(raw, err, 0))
 	}
+	alert.ReplyCode = g.replyCode(ctx, alert)
 	var last error
 	for attempt := 1; attempt <= g.o.MaxAttempts; attempt++ {
 		// A send in progress at shutdown gets a few seconds to complete.
@@ -247,6 +257,30 @@ func (g *Gateway) send(ctx context.Context, alert schema.Alert, raw string) (str
 		return s.SendReceipt(ctx, alert)
 	}
 	return "", g.sender.Send(ctx, alert)
+}
+
+// replyCode issues the code a problem alert of one check asks to be replied with; "" when the
+// medium takes no replies or no code could be written (the alert then goes without one).
+func (g *Gateway) replyCode(ctx context.Context, alert schema.Alert) string {
+	number := model.ReplyNumber(alert.Address)
+	if g.o.ReplyCodes == nil || alert.AlertType() != schema.NotificationProblem || number == "" {
+		return ""
+	}
+	now := g.o.Clock.Now()
+	conn, err := g.o.Pool.GetContext(ctx)
+	if err != nil {
+		g.log.Error("cannot issue a reply code; the alert goes without", zap.Error(err))
+		return ""
+	}
+	defer conn.Close()
+	code, err := model.IssueReplyCode(conn, g.o.Keys, number, model.ReplyCode{Check: alert.EventID, Contact: alert.ContactID, Alert: alert.ID,
+		Medium: g.o.Medium, Expires: now.Add(g.o.ReplyCodes.Lifetime).Unix()}, now.Unix())
+	if err != nil {
+		g.m.redisErrors.WithLabelValues(g.o.Medium).Inc()
+		g.log.Error("cannot issue a reply code; the alert goes without", zap.Error(err))
+		return ""
+	}
+	return code
 }
 
 // failedStatus is the delivery log's status of a last failed attempt: failed, unless the gateway

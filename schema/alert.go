@@ -39,6 +39,9 @@ type Alert struct {
 	RollupThreshold  *int                   `json:"rollup_threshold,omitempty"`
 	// Escalation is set on the alerts of an escalation step (added by us).
 	Escalation *AlertEscalation `json:"escalation,omitempty"`
+	// ReplyCode is the code an SMS alert asks to be replied with ("Reply ACK 4821"): issued by
+	// the gateway runner as it takes the alert, never queued.
+	ReplyCode string `json:"-"`
 }
 
 // RollupEntry describes one failing check inside a rollup alert.

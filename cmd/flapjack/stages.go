@@ -138,7 +138,11 @@ func httpStages(p *process) ([]lifecycle.Stage, error) {
 	if err != nil {
 		return nil, settingsError(err)
 	}
-	o.Intakes = append(intakes, p.integrationIntakes()...)
+	signed, err := p.integrationIntakes()
+	if err != nil {
+		return nil, settingsError(err)
+	}
+	o.Intakes = append(intakes, signed...)
 	return []lifecycle.Stage{{Name: httpStage, Run: func(ctx context.Context) error { return api.Serve(ctx, o) }}}, nil
 }
 

@@ -58,6 +58,7 @@ type RunOptions struct {
 	MaxAttempts              int
 	FirstBackoff, MaxBackoff time.Duration
 	Clock                    clock.Clock
+	ReplyCodes               *gateways.ReplyCodes // SMS reply codes issued by the runner
 }
 
 // RunGateway runs medium's gateway around sender until the test ends.
@@ -94,7 +95,7 @@ func (g *Gateway) Start(sender gateways.Sender, log *zap.Logger, o RunOptions) (
 	}
 	runner := gateways.New(gateways.Options{Pool: g.DB.Pool, Keys: g.Keys, Medium: medium, Identity: g.id,
 		Clock: o.Clock, Log: log, Version: "test", MaxAttempts: o.MaxAttempts,
-		FirstBackoff: o.FirstBackoff, MaxBackoff: o.MaxBackoff}, sender)
+		FirstBackoff: o.FirstBackoff, MaxBackoff: o.MaxBackoff, ReplyCodes: o.ReplyCodes}, sender)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)

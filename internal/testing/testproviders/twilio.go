@@ -1,11 +1,16 @@
 package testproviders
 
 import (
+	"crypto/hmac"
+	"crypto/sha1"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -97,4 +102,36 @@ func Twilio(sid, token string) Contract {
 				"more_info": fmt.Sprintf("https://www.twilio.com/docs/errors/%d", code), "status": status})
 		},
 	}
+}
+
+// Twilio's inbound SMS webhook: Twilio posts each message a number receives to the number's
+// messaging webhook URL as a form (From, To, Body, MessageSid, AccountSid, NumMedia, ...), with
+// X-Twilio-Signature: base64 HMAC-SHA1, keyed with the auth token, of the URL followed by every
+// form field's name and value in name order.
+
+// TwilioInboundForm is the form Twilio posts for an SMS from `from` to `to` saying body.
+func TwilioInboundForm(accountSID, from, to, body string) url.Values {
+	h := sha256.Sum256([]byte(from + to + body))
+	return url.Values{"ToCountry": {"AU"}, "SmsMessageSid": {"SM" + hex.EncodeToString(h[:16])}, "NumMedia": {"0"},
+		"SmsSid": {"SM" + hex.EncodeToString(h[:16])}, "SmsStatus": {"received"}, "Body": {body}, "To": {to},
+		"NumSegments": {"1"}, "MessageSid": {"SM" + hex.EncodeToString(h[:16])}, "AccountSid": {accountSID},
+		"From": {from}, "ApiVersion": {"2010-04-01"}}
+}
+
+// TwilioRequestSignature is the X-Twilio-Signature Twilio sends with form to fullURL.
+func TwilioRequestSignature(authToken, fullURL string, form url.Values) string {
+	names := make([]string, 0, len(form))
+	for k := range form {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	s := fullURL
+	for _, k := range names {
+		for _, v := range form[k] {
+			s += k + v
+		}
+	}
+	m := hmac.New(sha1.New, []byte(authToken))
+	m.Write([]byte(s))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
