@@ -5,6 +5,7 @@ import (
 
 	"github.com/flapjackgo/flapjack/api"
 	"github.com/flapjackgo/flapjack/gateways"
+	"github.com/flapjackgo/flapjack/gateways/nexmo"
 	"github.com/flapjackgo/flapjack/gateways/slack"
 	"github.com/flapjackgo/flapjack/gateways/smsreply"
 	"github.com/flapjackgo/flapjack/gateways/twilio"
@@ -31,6 +32,12 @@ func (p *process) integrationIntakes() ([]api.Intake, error) {
 			Replies: p.smsReplies(log), Log: log}
 		out = append(out, api.Intake{Path: twilio.InboundPath, Signed: true, Handler: in.Handle,
 			What: "Twilio inbound SMS: \"ACK 1234\" from the number an alert went to acknowledges its check (X-Twilio-Signature with gateways.sms_twilio.auth_token over http.base_url + path); answered with TwiML"})
+	}
+	if p.values.Bool(nexmo.RepliesSetting) {
+		in := &nexmo.Inbound{SignatureSecret: p.values.String(nexmo.SignatureSecretSetting), Clock: p.clock,
+			Replies: p.smsReplies(log), Log: log}
+		out = append(out, api.Intake{Path: nexmo.InboundPath, Signed: true, Handler: in.Handle,
+			What: "Vonage inbound SMS: \"ACK 1234\" from the number an alert went to acknowledges its check (sig checked when gateways.sms_nexmo.signature_secret is set)"})
 	}
 	return out, nil
 }
