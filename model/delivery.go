@@ -21,11 +21,15 @@ func QueueDelivery(ops *Ops, keys schema.Keys, a schema.Alert, at int64) {
 }
 
 func deliveryIdentity(a schema.Alert, queuedAt int64) []any {
-	return []any{
+	fields := []any{
 		schema.DeliveryFieldID, a.ID, schema.DeliveryFieldCheck, a.EventID, schema.DeliveryFieldContact, a.ContactID,
 		schema.DeliveryFieldMedium, a.Media, schema.DeliveryFieldType, a.AlertType(), schema.DeliveryFieldState, a.State,
 		schema.DeliveryFieldQueuedAt, queuedAt,
 	}
+	if e := a.Escalation; e != nil {
+		fields = append(fields, schema.DeliveryFieldEscalation, fmt.Sprintf("%s step %d of %d", e.PolicyID, e.Step, e.Steps))
+	}
+	return fields
 }
 
 func indexDelivery(ops *Ops, keys schema.Keys, a schema.Alert, at int64) {

@@ -43,6 +43,8 @@ const (
 	DeliveryFieldAttempts  = "attempts"
 	DeliveryFieldMessageID = "message_id"
 	DeliveryFieldError     = "error"
+	// DeliveryFieldEscalation is set on an escalation step's alert: "POLICY step N of M".
+	DeliveryFieldEscalation = "escalation"
 )
 
 // DeliveryRecord is one alert's fate as read back (`flapjack log`, `GET /deliveries`, the web
@@ -61,6 +63,8 @@ type DeliveryRecord struct {
 	Attempts  int    `json:"attempts"`
 	MessageID string `json:"message_id,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Escalation names the escalation step the alert was ("POLICY step N of M"), if any.
+	Escalation string `json:"escalation,omitempty"`
 }
 
 // Retried is how many times the alert was tried again after a failure.

@@ -15,6 +15,7 @@ type DeliveryFilter struct {
 	Check   string // ENTITY:CHECK
 	Contact string // contact id
 	Since   int64  // queued at or after (unix seconds)
+	Until   int64  // queued before (unix seconds; 0: no bound)
 	Limit   int    // the newest Limit records (0: DefaultDeliveryLimit)
 }
 
@@ -36,7 +37,11 @@ func ReadDeliveries(conn redis.Conn, keys schema.Keys, f DeliveryFilter) ([]sche
 	if limit <= 0 {
 		limit = DefaultDeliveryLimit
 	}
-	ids, err := redis.Strings(conn.Do("ZREVRANGEBYSCORE", index, "+inf", f.Since, "LIMIT", 0, limit))
+	until := "+inf"
+	if f.Until > 0 {
+		until = "(" + strconv.FormatInt(f.Until, 10)
+	}
+	ids, err := redis.Strings(conn.Do("ZREVRANGEBYSCORE", index, until, f.Since, "LIMIT", 0, limit))
 	if err != nil {
 		return nil, fmt.Errorf("read delivery log index %s: %w", index, err)
 	}
@@ -74,6 +79,7 @@ func deliveryRecord(h map[string]string) schema.DeliveryRecord {
 		QueuedAt: num(schema.DeliveryFieldQueuedAt), Status: h[schema.DeliveryFieldStatus],
 		UpdatedAt: num(schema.DeliveryFieldUpdatedAt), Attempts: int(num(schema.DeliveryFieldAttempts)),
 		MessageID: h[schema.DeliveryFieldMessageID], Error: h[schema.DeliveryFieldError],
+		Escalation: h[schema.DeliveryFieldEscalation],
 	}
 }
 
