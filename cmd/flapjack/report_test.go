@@ -138,6 +138,15 @@ func TestReportOncall(t *testing.T) {
 		!strings.Contains(text, "pages: 4, acknowledged 3: median 5 minutes, 90th percentile 20 minutes") || strings.Contains(text, "2026-01-12") {
 		t.Errorf("text report (exit %d):\n%s", code, text)
 	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := string(readme)[strings.Index(string(readme), "### On-call report"):]
+	shown = shown[strings.Index(shown, "```text\n")+len("```text\n"):]
+	if shown = shown[:strings.Index(shown, "```")]; shown != text {
+		t.Errorf("README's on-call report example:\n%s\nthe report printed:\n%s", shown, text)
+	}
 	if _, _, code := flapjack(t, env, "", "report", "oncall", "--from", "soon"); code != 2 {
 		t.Errorf("--from soon: exit %d, want 2", code)
 	}
