@@ -175,6 +175,7 @@ func Handler(o Options) (http.Handler, error) {
 	read("GET /check", s.check)
 	read("GET /contacts", s.contacts)
 	read("GET /contacts/{id}", s.contact)
+	read("GET /reports/oncall", s.oncall)
 	read("GET /self_stats", s.selfStats)
 	read("GET /self_stats.json", s.selfStatsJSON)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
