@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -50,12 +49,7 @@ dead-lettered — and how many times it was retried.`,
 				return err
 			}
 			if c.Bool("json") {
-				if recs == nil {
-					recs = []schema.DeliveryRecord{}
-				}
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(recs)
+				return writeJSONList(c.App.Writer, recs)
 			}
 			if len(recs) == 0 {
 				fmt.Fprintln(c.App.Writer, "no alerts in the delivery log")

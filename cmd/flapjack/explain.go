@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -59,12 +58,7 @@ from the delivery log and what became of each (as flapjack log --check prints th
 				return err
 			}
 			if format == "json" {
-				if entries == nil {
-					entries = []schema.ExplainEntry{}
-				}
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(entries)
+				return writeJSONList(c.App.Writer, entries)
 			}
 			if len(entries) == 0 {
 				fmt.Fprintf(c.App.Writer, "no decisions recorded about %s\n", id)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -60,12 +59,7 @@ when its check was acknowledged after it and before the contact's next page abou
 					return err
 				}
 				if c.Bool("json") {
-					if weeks == nil {
-						weeks = []views.OncallWeek{}
-					}
-					enc := json.NewEncoder(c.App.Writer)
-					enc.SetIndent("", "  ")
-					return enc.Encode(weeks)
+					return writeJSONList(c.App.Writer, weeks)
 				}
 				writeOncall(c.App.Writer, weeks)
 				return nil
