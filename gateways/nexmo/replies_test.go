@@ -20,6 +20,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/nexmo"
 	"github.com/flapjackgo/flapjack/gateways/smsreply"
 	"github.com/flapjackgo/flapjack/internal/testing/testproviders"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -50,6 +51,12 @@ func TestVonageReplyAcknowledges(t *testing.T) {
 	a := testproviders.Alert(nexmo.Medium, "+44 7700 900123", "problem", "critical", "HTTP 500")
 	g.QueueLogged(a, clk.Now().Unix())
 	g.Settle("the alert", func() bool { _, acc, _ := srv.Snapshot(); return len(acc) == 1 })
+	conn := g.DB.Pool.Get()
+	recs, err := views.ReadDeliveries(conn, g.Keys, views.DeliveryFilter{Contact: "ops"})
+	conn.Close()
+	if err != nil || len(recs) != 1 || recs[0].Status != schema.DeliveryDelivered || recs[0].MessageID != "0C000000217B7F02" {
+		t.Errorf("delivery log %+v (%v), want delivered with Vonage's message-id", recs, err)
+	}
 	_, accepted, _ := srv.Snapshot()
 	m := regexp.MustCompile(`\. Reply ACK ([0-9]{4})$`).FindStringSubmatch(accepted[0].Form.Get("text"))
 	if m == nil {
