@@ -12,8 +12,9 @@ import (
 )
 
 // The delivery log matches what the provider received, alert for alert: each delivered record
-// carries the sid Twilio gave the one request that carried its alert, across a gateway restart
-// and a 503 answered before a 201; an alert no gateway took stays queued, never "delivered".
+// carries the sid Twilio gave the one request that carried its alert, across gateway restarts
+// (one while an alert waited to be retried) and 503s answered before a 201; an alert no gateway
+// took stays queued, never "delivered".
 func TestDeliveryLogMatchesWhatTwilioReceived(t *testing.T) {
 	t.Parallel()
 	srv := testproviders.NewServer(t, testproviders.Twilio(sid, token))
@@ -42,8 +43,22 @@ func TestDeliveryLogMatchesWhatTwilioReceived(t *testing.T) {
 		t.Fatalf("alert queued while the gateway is down: %+v, want queued with no attempt", got)
 	}
 	srv.Answer(testproviders.Reply{}, testproviders.Reply{Status: 503})
-	g.Start(sender, nil, testproviders.RunOptions{})
+	stop = g.Start(sender, nil, testproviders.RunOptions{})
 	g.Settle("the third alert", func() bool { return delivered(t, g) == 3 })
+	stop()
+
+	// Stopped while waiting to retry: the alert goes back to the queue and the next gateway's
+	// attempt is its second.
+	srv.Answer(testproviders.Reply{}, testproviders.Reply{Status: 503})
+	stop = g.Start(sender, nil, testproviders.RunOptions{FirstBackoff: time.Hour, MaxBackoff: time.Hour})
+	g.QueueLogged(numbered(4), at+120)
+	waitFor(t, "alert-4 to wait for its retry", func() bool {
+		r := record(t, g, "alert-4")
+		return r.Status == schema.DeliveryRetrying && r.Attempts == 1
+	})
+	stop()
+	g.Start(sender, nil, testproviders.RunOptions{})
+	g.Settle("the fourth alert", func() bool { return delivered(t, g) == 4 })
 
 	_, accepted, _ := srv.Snapshot()
 	var sids []string
@@ -51,10 +66,10 @@ func TestDeliveryLogMatchesWhatTwilioReceived(t *testing.T) {
 		sids = append(sids, testproviders.TwilioSID(req.Body))
 	}
 	var logged []string
-	for _, n := range []int{1, 2, 3} {
+	for _, n := range []int{1, 2, 3, 4} {
 		r := record(t, g, fmt.Sprintf("alert-%d", n))
 		logged = append(logged, r.MessageID)
-		wantAttempts := map[int]int{1: 2, 2: 1, 3: 2}[n]
+		wantAttempts := map[int]int{1: 2, 2: 1, 3: 2, 4: 2}[n]
 		if r.Status != schema.DeliveryDelivered || r.Attempts != wantAttempts || r.Check != "web-01:HTTP" || r.Contact != "ops" {
 			t.Errorf("alert-%d: %+v, want delivered after %d attempts", n, r, wantAttempts)
 		}
@@ -71,6 +86,17 @@ func TestDeliveryLogMatchesWhatTwilioReceived(t *testing.T) {
 		t.Errorf("alert no gateway took: %+v, want queued", got)
 	}
 	srv.AssertNoViolations(t)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func delivered(t *testing.T, g *testproviders.Gateway) int {
