@@ -30,8 +30,8 @@ type SlackClick struct {
 // Body is the form body Slack posts for the click.
 func (c SlackClick) Body() []byte {
 	payload, _ := json.Marshal(map[string]any{
-		"type": "block_actions",
-		"user": map[string]string{"id": c.UserID, "username": c.UserName, "name": c.UserName, "team_id": "T0001"},
+		"type":       "block_actions",
+		"user":       map[string]string{"id": c.UserID, "username": c.UserName, "name": c.UserName, "team_id": "T0001"},
 		"api_app_id": "A0001", "token": "verification-token-deprecated", "trigger_id": "1.2.3",
 		"team":      map[string]string{"id": "T0001", "domain": "example"},
 		"container": map[string]any{"type": "message", "message_ts": "1767607200.000100", "channel_id": "C0001", "is_ephemeral": false},
