@@ -13,6 +13,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/flapjackgo/flapjack/api"
 	"github.com/flapjackgo/flapjack/clock"
@@ -36,6 +37,7 @@ var replyHint = regexp.MustCompile(`\. Reply ACK ([0-9]{4})$`)
 // replyWorld: the sms_twilio gateway with replies on, sending to a local Twilio, and http.addr's
 // listener (behind an http.token Twilio cannot send) taking Twilio's inbound webhook.
 type replyWorld struct {
+	logs    *observer.ObservedLogs
 	g       *testproviders.Gateway
 	srv     *testproviders.Server
 	clk     *clock.Fake
@@ -54,9 +56,11 @@ func newReplyWorld(t *testing.T, codes gateways.ReplyCodes) *replyWorld {
 	}
 	w.g.Start(sender, nil, testproviders.RunOptions{Clock: w.clk, ReplyCodes: &codes})
 	pub := events.NewPublisher(w.g.DB.Pool, w.g.Keys, "")
+	var log *zap.Logger
+	log, w.logs = testproviders.NewLogger()
 	acks := &smsreply.Acknowledger{Pool: w.g.DB.Pool, Keys: w.g.Keys, Clock: w.clk, Events: pub, Codes: codes,
-		AckDuration: 4 * time.Hour, Log: zap.NewNop()}
-	in := &twilio.Inbound{AuthToken: authToken, BaseURL: baseURL, Replies: acks, Log: zap.NewNop()}
+		AckDuration: 4 * time.Hour, Log: log}
+	in := &twilio.Inbound{AuthToken: authToken, BaseURL: baseURL, Replies: acks, Log: log}
 	http := httptest.NewServer(api.Handler(api.Options{Pool: w.g.DB.Pool, Keys: w.g.Keys, Events: pub, EventsEnabled: true, Token: "http-t0ken",
 		Intakes: []api.Intake{{Path: twilio.InboundPath, What: "Twilio", Handler: in.Handle, Signed: true}}}))
 	t.Cleanup(http.Close)
@@ -148,6 +152,12 @@ func TestTwilioReplyAcknowledges(t *testing.T) {
 	}
 	if acks := w.acks(t); len(acks) != 0 {
 		t.Fatalf("acknowledged %q before the right reply", acks)
+	}
+	logged := testproviders.LogText(w.logs)
+	for what, n := range map[string]int{"refused a Twilio request": 2, "SMS reply acknowledges nothing": 3} {
+		if got := strings.Count(logged, what); got != n {
+			t.Errorf("%d log entries %q, want %d:\n%s", got, what, n, logged)
+		}
 	}
 	status, twiml := w.reply(t, "+61414123456", "ack "+code, authToken, public)
 	if status != http.StatusOK || !strings.Contains(twiml, "<Response><Message>Acknowledged web-01:HTTP for 4 hours.</Message></Response>") {
