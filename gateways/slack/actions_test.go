@@ -15,12 +15,10 @@ import (
 	"github.com/flapjackgo/flapjack/api"
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
-	"github.com/flapjackgo/flapjack/executive"
 	"github.com/flapjackgo/flapjack/gateways/slack"
 	"github.com/flapjackgo/flapjack/internal/testing/testproviders"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model/checkstate"
-	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -32,7 +30,7 @@ type actionsWorld struct {
 	db    *testredis.DB
 	keys  schema.Keys
 	clk   *clock.Fake
-	x     *executive.Executive
+	x     *testproviders.Executive
 	url   string
 	slack *testproviders.Server
 }
@@ -48,26 +46,8 @@ func newActionsWorld(t *testing.T) *actionsWorld {
 		Intakes: []api.Intake{{Path: slack.ActionsPath, What: "Slack", Handler: actions.Handle, Signed: true}}}))
 	t.Cleanup(srv.Close)
 	w.url = srv.URL + slack.ActionsPath
-	w.x = executive.New(executive.Options{Pool: w.db.Pool, Keys: w.keys, Config: executive.DefaultConfig(), Clock: w.clk,
-		Identity: queue.Identity{Host: "exec", PID: 1}, Version: "test"})
-	if _, err := w.x.Loop(false).Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	w.x = testproviders.NewExecutive(t, w.db.Pool, w.keys, w.clk)
 	return w
-}
-
-// process lets the executive take every queued event.
-func (w *actionsWorld) process(t *testing.T) {
-	t.Helper()
-	for {
-		n, err := w.x.ProcessNext(context.Background(), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return
-		}
-	}
 }
 
 func (w *actionsWorld) post(t *testing.T, ts int64, body []byte, signature string) int {
@@ -104,7 +84,7 @@ func TestSlackAcknowledgeButton(t *testing.T) {
 	t.Parallel()
 	w := newActionsWorld(t)
 	w.db.Do(t, "LPUSH", w.keys.Events(), `{"entity":"web-01","check":"HTTP","type":"service","state":"critical","summary":"HTTP 500"}`)
-	w.process(t)
+	w.x.Process()
 	now := w.clk.Now().Unix()
 	click := testproviders.SlackClick{UserID: "U024BE7LH", UserName: "ada", ActionID: slack.ActionAcknowledge, Value: "web-01:HTTP",
 		ResponseURL: w.slack.URL + testproviders.SlackResponsePath + "T0001/1234/abcd"}
@@ -138,7 +118,7 @@ func TestSlackAcknowledgeButton(t *testing.T) {
 	if code := w.post(t, now-240, body, ""); code != http.StatusOK {
 		t.Fatalf("signed click: HTTP %d", code)
 	}
-	w.process(t)
+	w.x.Process()
 	acks := w.acks(t)
 	if len(acks) != 1 || !strings.Contains(acks[0].Summary, "acknowledged by ada via Slack") || acks[0].Duration != 4*3600 ||
 		acks[0].Start != now {

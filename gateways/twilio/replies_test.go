@@ -22,6 +22,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways/smsreply"
 	"github.com/flapjackgo/flapjack/gateways/twilio"
 	"github.com/flapjackgo/flapjack/internal/testing/testproviders"
+	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -131,6 +132,9 @@ func TestTwilioReplyAcknowledges(t *testing.T) {
 	t.Parallel()
 	w := newReplyWorld(t, gateways.ReplyCodes{Lifetime: 24 * time.Hour, MaxFailures: 5})
 	code := w.alert(t, "+61 414 123 456", "web-01:HTTP")
+	x := testproviders.NewExecutive(t, w.g.DB.Pool, w.g.Keys, w.clk)
+	w.g.DB.Do(t, "LPUSH", w.g.Keys.Events(), `{"entity":"web-01","check":"HTTP","type":"service","state":"critical","summary":"HTTP 500"}`)
+	x.Process()
 	wrong := "0000"
 	if code == wrong {
 		wrong = "0001"
@@ -166,7 +170,16 @@ func TestTwilioReplyAcknowledges(t *testing.T) {
 	if acks := w.acks(t); len(acks) != 1 || acks[0] != "web-01:HTTP acknowledged by ops by SMS reply" {
 		t.Fatalf("acknowledgements %q", acks)
 	}
-	if status, _ := w.reply(t, "+61414123456", "ack "+code, authToken, public); status != http.StatusOK || len(w.acks(t)) != 1 {
+	// the executive makes it the check's acknowledgement: unscheduled maintenance from now
+	x.Process()
+	conn := w.g.DB.Pool.Get()
+	windows, err := checkstate.ListMaintenance(conn, w.g.Keys, schema.Unscheduled, "web-01:HTTP")
+	conn.Close()
+	if err != nil || len(windows) != 1 || windows[0].Start != w.clk.Now().Unix() || windows[0].Duration != 4*3600 {
+		t.Fatalf("unscheduled maintenance %+v (%v)", windows, err)
+	}
+	// the executive took the acknowledgement off the events list: a replay must queue none
+	if status, _ := w.reply(t, "+61414123456", "ack "+code, authToken, public); status != http.StatusOK || len(w.acks(t)) != 0 {
 		t.Errorf("the replayed reply acknowledged again (HTTP %d)", status)
 	}
 	w.srv.AssertNoViolations(t)
