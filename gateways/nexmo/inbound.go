@@ -97,17 +97,17 @@ func (in *Inbound) verify(params map[string]string) error {
 	if age := in.Clock.Now().Sub(time.Unix(ts, 0)); age > MaxSignedAge || age < -MaxSignedAge {
 		return fmt.Errorf("timestamp is %s away from now, more than %s", age.Round(time.Second), MaxSignedAge)
 	}
-	want := Signature(in.SignatureSecret, params)
+	want := signature(in.SignatureSecret, params)
 	if !hmac.Equal([]byte(strings.ToLower(params["sig"])), []byte(want)) {
 		return errors.New("sig does not match the parameters")
 	}
 	return nil
 }
 
-// Signature is Vonage's SHA-256 HMAC signature of a request's parameters: the parameters but
+// signature is Vonage's SHA-256 HMAC signature of a request's parameters: the parameters but
 // sig, sorted by name, each as "&name=value" with & and = in values replaced by _, keyed with
 // the signature secret; lower-case hex (Vonage's may be upper case: compare without case).
-func Signature(secret string, params map[string]string) string {
+func signature(secret string, params map[string]string) string {
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if k == "sig" {

@@ -120,14 +120,14 @@ func (a *Actions) verify(timestamp, signature string, body []byte, now time.Time
 	if age := now.Sub(time.Unix(ts, 0)); age > MaxRequestAge || age < -MaxRequestAge {
 		return fmt.Errorf("X-Slack-Request-Timestamp is %s away from now, more than %s", age.Round(time.Second), MaxRequestAge)
 	}
-	if !hmac.Equal([]byte(signature), []byte(Sign(a.SigningSecret, timestamp, body))) {
+	if !hmac.Equal([]byte(signature), []byte(sign(a.SigningSecret, timestamp, body))) {
 		return errors.New("X-Slack-Signature does not match the body")
 	}
 	return nil
 }
 
-// Sign is Slack's request signature of body sent at timestamp.
-func Sign(secret, timestamp string, body []byte) string {
+// sign is Slack's request signature of body sent at timestamp.
+func sign(secret, timestamp string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte("v0:" + timestamp + ":"))
 	m.Write(body)

@@ -44,7 +44,7 @@ func (in *Inbound) Handle(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	public := strings.TrimSuffix(in.BaseURL, "/") + r.URL.RequestURI()
-	if !hmac.Equal([]byte(r.Header.Get("X-Twilio-Signature")), []byte(Signature(in.AuthToken, public, form))) {
+	if !hmac.Equal([]byte(r.Header.Get("X-Twilio-Signature")), []byte(signature(in.AuthToken, public, form))) {
 		in.Log.Warn("refused a Twilio request", zap.String("url", public), zap.Error(errors.New("X-Twilio-Signature does not match")))
 		http.Error(w, "Unauthorized", http.StatusUnauthorized)
 		return
@@ -58,9 +58,9 @@ func (in *Inbound) Handle(w http.ResponseWriter, r *http.Request, body []byte) {
 	writeTwiML(w, answer)
 }
 
-// Signature is Twilio's request signature: base64 HMAC-SHA1, keyed with the auth token, of the
+// signature is Twilio's request signature: base64 HMAC-SHA1, keyed with the auth token, of the
 // URL Twilio requested followed by each form field's name and value, sorted by name.
-func Signature(authToken, fullURL string, form url.Values) string {
+func signature(authToken, fullURL string, form url.Values) string {
 	var b strings.Builder
 	b.WriteString(fullURL)
 	for _, name := range slices.Sorted(maps.Keys(form)) {
