@@ -79,6 +79,10 @@ type Intake struct {
 	Path    string
 	What    string
 	Handler BodyHandler
+	// Signed intakes authenticate each request by its own signature (Slack's, Twilio's): a
+	// provider cannot send http.token, so they are not behind it and their handler must refuse
+	// an unsigned request.
+	Signed bool
 }
 
 // BodyHandler handles a POST whose body the listener has read, within MaxBody.
@@ -128,6 +132,10 @@ func Handler(o Options) http.Handler {
 		}
 		post("/events", "queue one event (a JSON object) or an array of them; none is queued unless all are valid", o.postEvents)
 		for _, in := range o.Intakes {
+			if in.Signed {
+				handle("POST", in.Path, in.What+" (signed by the provider)", o.withBody(in.Handler))
+				continue
+			}
 			post(in.Path, in.What, in.Handler)
 		}
 	}

@@ -70,6 +70,7 @@ func (a *jsonAPI) mount(handle func(method, path, what string, h http.Handler)) 
 	a.maintenanceRoutes(route)
 	a.reportRoutes(route)
 	a.metricsRoutes(route)
+	a.deliveryRoutes(route)
 }
 
 // serve runs h and answers its error.

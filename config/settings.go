@@ -114,6 +114,7 @@ var Core = Table{
 	{Key: "retention.enabled", Kind: Bool, Default: "true", Usage: "trim history continuously in `server` and `executive`"},
 	{Key: "retention.max_age", Kind: Duration, Default: "90 days", Usage: "history (state changes, notifications, maintenance windows) older than this is removed continuously (0 = keep)"},
 	{Key: "retention.max_entries", Kind: Int, Default: "10000", Usage: "state changes kept per check (0 = no limit)"},
+	{Key: "retention.max_deliveries", Kind: Int, Default: "100000", Usage: "delivery log records kept, of all checks; the oldest beyond are removed (0 = no limit; retention.max_age also applies)"},
 	{Key: "retention.interval", Kind: Duration, Default: "5m", Usage: "how often the retention sweep runs (in `server` and `executive`)"},
 
 	{Key: "http.enabled", Kind: Bool, Default: "true", Usage: "serve http.addr in `server` (`flapjack api` serves it alone)"},
@@ -172,6 +173,8 @@ var Core = Table{
 
 	{Key: "gateways.retry.max_attempts", Kind: Int, Default: "6", Usage: "delivery attempts before an alert is dead-lettered to <medium>_notifications_failed"},
 	{Key: "gateways.retry.first_backoff", Kind: Duration, Default: "1s", Usage: "wait after the first failed attempt (doubles each time)"},
+	{Key: "gateways.sms_replies.code_lifetime", Kind: Duration, Default: "24h", Usage: "how long the code an SMS alert asks to be replied with (\"Reply ACK 4821\") acknowledges its check, for the SMS media with replies on"},
+	{Key: "gateways.sms_replies.max_failures", Kind: Int, Default: "5", Usage: "replies naming an unknown or expired code a phone number may send within a code lifetime; further replies from it are refused until the lifetime has passed since its first failure"},
 	{Key: "gateways.retry.max_backoff", Kind: Duration, Default: "1m", Usage: "longest wait between attempts (a longer Retry-After is honoured)"},
 
 	{Key: "instance.heartbeat", Kind: Duration, Default: "5s", Usage: "how often each stage refreshes its instance record; a peer silent for 3 beats is dead and its claimed work is requeued, once the peer judging has itself been connected to Redis for longer than 3 beats (so an outage makes no live peer dead)"},

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -32,6 +33,13 @@ type Sender interface {
 // webhook medium): the gateway calls SendPayload, with the queued JSON, instead of Send.
 type PayloadSender interface {
 	SendPayload(ctx context.Context, alert schema.Alert, payload []byte) error
+}
+
+// ReceiptSender is implemented by senders whose provider answers an accepted message with its
+// id (Twilio's sid, Vonage's message-id): the gateway calls SendReceipt instead of Send and
+// keeps the id in the delivery log.
+type ReceiptSender interface {
+	SendReceipt(ctx context.Context, alert schema.Alert) (messageID string, err error)
 }
 
 // Readier is implemented by senders that can only deliver while connected (Jabber): the
@@ -80,6 +88,15 @@ type Options struct {
 	FirstBackoff time.Duration
 	MaxBackoff   time.Duration
 	Beat         time.Duration
+	// ReplyCodes, when set, gives each problem alert of one check a code to reply with (the
+	// SMS media that take replies): "Reply ACK 4821".
+	ReplyCodes *ReplyCodes
+}
+
+// ReplyCodes issues reply codes (docs/decisions.md D25).
+type ReplyCodes struct {
+	Lifetime    time.Duration // how long a code acknowledges
+	MaxFailures int           // unknown codes a number may reply with per Lifetime
 }
 
 // Gateway drains one medium's queue into a Sender.
@@ -190,13 +207,15 @@ func (g *Gateway) deliver(ctx context.Context, raw string) error {
 			zap.String("failed_list", g.failed))
 		return g.finish(ctx, raw, "invalid", g.failureRecord(raw, err, 0))
 	}
+	alert.ReplyCode = g.replyCode(ctx, alert)
 	var last error
 	for attempt := 1; attempt <= g.o.MaxAttempts; attempt++ {
 		// A send in progress at shutdown gets a few seconds to complete.
 		sendCtx, cancel := queue.Grace(ctx, 5*time.Second)
-		err := g.send(sendCtx, alert, raw)
+		messageID, err := g.send(sendCtx, alert, raw)
 		cancel()
 		if err == nil {
+			g.record(ctx, alert, model.Attempt{Status: schema.DeliveryDelivered, MessageID: messageID, Tried: true})
 			g.m.latency.WithLabelValues(g.o.Medium).Observe(time.Since(started).Seconds())
 			g.log.Info("alert delivered", zap.String("check", alert.EventID), zap.String("contact", alert.ContactID),
 				zap.String("type", alert.AlertType()), zap.Int("attempt", attempt))
@@ -206,8 +225,10 @@ func (g *Gateway) deliver(ctx context.Context, raw string) error {
 		var de *DeliveryError
 		permanent := errors.As(err, &de) && de.Permanent
 		if permanent || attempt == g.o.MaxAttempts || ctx.Err() != nil {
+			g.record(ctx, alert, model.Attempt{Status: g.failedStatus(ctx), Error: err.Error(), Tried: true})
 			break
 		}
+		g.record(ctx, alert, model.Attempt{Status: schema.DeliveryRetrying, Error: err.Error(), Tried: true})
 		delay := g.backoff(attempt, de)
 		g.m.retries.WithLabelValues(g.o.Medium).Inc()
 		g.log.Warn("delivery failed; retrying", zap.String("check", alert.EventID), zap.String("contact", alert.ContactID),
@@ -226,12 +247,64 @@ func (g *Gateway) deliver(ctx context.Context, raw string) error {
 	return g.finish(ctx, raw, "failed", g.failureRecord(raw, last, g.o.MaxAttempts))
 }
 
-// send hands one alert to the sender, with its queued JSON when the sender forwards it.
-func (g *Gateway) send(ctx context.Context, alert schema.Alert, raw string) error {
-	if ps, ok := g.sender.(PayloadSender); ok {
-		return ps.SendPayload(ctx, alert, []byte(raw))
+// send hands one alert to the sender, with its queued JSON when the sender forwards it, and
+// returns the provider's message id when the sender gives one.
+func (g *Gateway) send(ctx context.Context, alert schema.Alert, raw string) (string, error) {
+	switch s := g.sender.(type) {
+	case PayloadSender:
+		return "", s.SendPayload(ctx, alert, []byte(raw))
+	case ReceiptSender:
+		return s.SendReceipt(ctx, alert)
 	}
-	return g.sender.Send(ctx, alert)
+	return "", g.sender.Send(ctx, alert)
+}
+
+// replyCode issues the code a problem alert of one check asks to be replied with; "" when the
+// medium takes no replies or no code could be written (the alert then goes without one).
+func (g *Gateway) replyCode(ctx context.Context, alert schema.Alert) string {
+	number := model.ReplyNumber(alert.Address)
+	if g.o.ReplyCodes == nil || alert.AlertType() != schema.NotificationProblem || number == "" {
+		return ""
+	}
+	now := g.o.Clock.Now()
+	conn, err := g.o.Pool.GetContext(ctx)
+	if err != nil {
+		g.log.Error("cannot issue a reply code; the alert goes without", zap.Error(err))
+		return ""
+	}
+	defer conn.Close()
+	code, err := model.IssueReplyCode(conn, g.o.Keys, number, model.ReplyCode{Check: alert.EventID, Contact: alert.ContactID, Alert: alert.ID,
+		Medium: g.o.Medium, Expires: now.Add(g.o.ReplyCodes.Lifetime).Unix()}, now.Unix())
+	if err != nil {
+		g.m.redisErrors.WithLabelValues(g.o.Medium).Inc()
+		g.log.Error("cannot issue a reply code; the alert goes without", zap.Error(err))
+		return ""
+	}
+	return code
+}
+
+// failedStatus is the delivery log's status of a last failed attempt: failed, unless the gateway
+// is stopping, when the alert goes back to the queue and will be retried.
+func (g *Gateway) failedStatus(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return schema.DeliveryRetrying
+	}
+	return schema.DeliveryFailed
+}
+
+// record writes an attempt into the delivery log (docs/decisions.md D24). A failed write is
+// logged and counted; it never holds up the delivery itself.
+func (g *Gateway) record(ctx context.Context, alert schema.Alert, a model.Attempt) {
+	a.At = g.o.Clock.Now().Unix()
+	conn, err := g.o.Pool.GetContext(context.WithoutCancel(ctx))
+	if err == nil {
+		err = model.RecordAttempt(conn, g.o.Keys, alert, a)
+		conn.Close()
+	}
+	if err != nil {
+		g.m.redisErrors.WithLabelValues(g.o.Medium).Inc()
+		g.log.Error("cannot record a delivery attempt", zap.String("alert", alert.ID), zap.Error(err))
+	}
 }
 
 func (g *Gateway) backoff(attempt int, de *DeliveryError) time.Duration {

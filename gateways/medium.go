@@ -57,6 +57,13 @@ type Env struct {
 	Version    string
 	Events     *events.Publisher
 	Stdout     io.Writer
+	// ReplyCodes, set by an SMS medium whose replies are on, makes its runner issue reply codes.
+	ReplyCodes *ReplyCodes
+}
+
+// ReplyCodesFrom reads the shared reply code settings (gateways.sms_replies.*).
+func ReplyCodesFrom(v *config.Values) *ReplyCodes {
+	return &ReplyCodes{Lifetime: v.Duration("gateways.sms_replies.code_lifetime"), MaxFailures: v.Int("gateways.sms_replies.max_failures")}
 }
 
 // Delivery is the shared runner's options for medium, from the queue, retry and heartbeat
@@ -68,6 +75,7 @@ func (e Env) Delivery(medium string) Options {
 		Identity: e.Identity, Clock: e.Clock, Log: e.Log, Metrics: e.Metrics, Version: e.Version,
 		MaxAttempts: v.Int("gateways.retry.max_attempts"), FirstBackoff: v.Duration("gateways.retry.first_backoff"),
 		MaxBackoff: v.Duration("gateways.retry.max_backoff"), Beat: v.Duration("instance.heartbeat"),
+		ReplyCodes: e.ReplyCodes,
 	}
 }
 

@@ -31,7 +31,8 @@ const SMSTimeLayout = "2 Jan 15:04"
 //
 // " is <State>" is left out for acknowledgements and tests, " at <time>" when the alert has no
 // time. A text that is too long loses the end of its summary (ending "...") but keeps the
-// ACKID hint whole, so the alert can still be acknowledged from the message.
+// ACKID hint whole, so the alert can still be acknowledged from the message. A medium that
+// takes replies ends the text with ". Reply ACK 4821" instead of the ACKID.
 func SMSText(m Message) string { return ShortText(m, SMSMaxLength) }
 
 // ShortText is SMSText cut at maxRunes characters instead (0: not cut), for media that carry
@@ -64,7 +65,10 @@ func ShortText(m Message, maxRunes int) string {
 		b.WriteString(", " + s)
 	}
 	hint := ""
-	if m.AckHint != "" {
+	switch {
+	case m.ReplyHint != "":
+		hint = ". " + m.ReplyHint
+	case m.AckHint != "":
 		hint = " (" + m.AckHint + ")"
 	}
 	return cut(b.String(), maxRunes-len([]rune(hint))) + hint
@@ -86,6 +90,11 @@ func RenderSMS(t *Templates, a schema.Alert, loc *time.Location, log *zap.Logger
 	out := strings.TrimSpace(t.Render(name, m, SMSText, log))
 	if out == "" {
 		return SMSText(m)
+	}
+	if m.ReplyHint != "" && !strings.Contains(out, m.ReplyHint) {
+		// The operator's text, cut to leave room for the code the reply needs.
+		tail := ". " + m.ReplyHint
+		return text.TruncateRunes(out, SMSMaxLength-len([]rune(tail))) + tail
 	}
 	return text.TruncateRunes(out, SMSMaxLength)
 }

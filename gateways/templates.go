@@ -63,6 +63,9 @@ type Message struct {
 	Duration string
 	// AckHint is how to acknowledge from the medium ("ACKID 8f4a2b1c"); empty when none applies.
 	AckHint string
+	// ReplyHint is how to acknowledge by replying to an SMS ("Reply ACK 4821"); empty when the
+	// medium takes no replies. SMS texts end with it instead of the AckHint.
+	ReplyHint string
 	// Escalation names the escalation step of an escalation alert ("Escalation (step 2 of 3,
 	// nobody acknowledged for 15 minutes)"), "" for other alerts; TypeWords starts with it.
 	Escalation string
@@ -104,6 +107,9 @@ func NewMessage(a schema.Alert, loc *time.Location) Message {
 	ackOrTest := a.NotificationType == schema.NotificationAcknowledgement || a.NotificationType == schema.NotificationTest
 	if hash := schema.Deref(a.EventHash); hash != "" && !ackOrTest && a.State != schema.StateOK {
 		m.AckHint = "ACKID " + hash
+	}
+	if a.ReplyCode != "" {
+		m.ReplyHint = "Reply ACK " + a.ReplyCode
 	}
 	if a.Escalation != nil {
 		m.Escalation = EscalationWords(*a.Escalation)

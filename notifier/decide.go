@@ -83,7 +83,7 @@ func (nt *Notifier) decideAlerts(p *plan, contacts []roster.Contact, cands []*ca
 		if !isRecoveryOrAck(n) {
 			startInterval(&out, c, n, now, touched[cid])
 		}
-		out.Deliveries = append(out.Deliveries, roster.Delivery{Queue: queueName, Payload: payload})
+		out.Deliveries = append(out.Deliveries, roster.Delivery{Queue: queueName, Payload: payload, Alert: alert, At: now.Unix()})
 		p.alerts = append(p.alerts, alert)
 		p.sent = append(p.sent, skip{cid, c.medium, why})
 	}

@@ -19,7 +19,7 @@ func (w *world) trail(id string) string {
 	}
 	var lines []string
 	for _, e := range entries {
-		lines = append(lines, views.ExplainLines(e, time.UTC)...)
+		lines = append(lines, views.ExplainLines(e, time.UTC, nil)...)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -47,9 +47,9 @@ func TestExplainRecordsEveryFilter(t *testing.T) {
 		"2026-01-05 10:00:00 UTC  executive: ok service event: no notification: blocked by the ok filter (no problem was ever notified).",
 		"10:00:10 UTC  executive: critical service event: no notification: blocked by the delays filter (failing for 0 s of the 30 s initial_failure_delay).",
 		"10:00:40 UTC  executive: critical service event: a problem notification (severity critical) was generated.",
-		"10:00:40 UTC  notifier: problem notification (critical): 1 contact(s) considered, 1 alert(s) sent.",
+		"10:00:40 UTC  notifier: problem notification (critical): 1 contact(s) considered, 1 alert(s) queued.",
 		"no notification rules: every medium for every severity",
-		"email: sent",
+		"email: queued",
 		"10:00:50 UTC  executive: critical service event: no notification: blocked by the delays filter (critical was notified 10 s ago, within the 60 s repeat_failure_delay).",
 		"10:01:00 UTC  executive: acknowledgement event: an acknowledgement notification (severity critical) was generated.",
 		"10:01:10 UTC  executive: critical service event: no notification: blocked by unscheduled maintenance (acknowledged (in unscheduled maintenance) until 2026-01-05 10:11:00 UTC).",
@@ -86,13 +86,13 @@ func TestExplainRecordsNotifierReasons(t *testing.T) {
 		"Ada Test (ada):",
 		"rule web matched: critical goes to email",
 		"rule dbonly does not match: entity web-01 is not in its entities",
-		"email: sent",
+		"email: queued",
 		"sms: not sent: not chosen by the rules for critical",
 		"Nyc Test (nyc):",
 		"rule office matches but is outside its time restrictions at Mon 2026-01-05 05:00 EST (America/New_York)",
 		"nothing sent: no rule selects a medium for severity critical",
 		"Roll Test (roll):",
-		"email: sent with a rollup summary: 1 checks alerting (threshold 1)",
+		"email: queued, with a rollup summary: 1 checks alerting (threshold 1)",
 		"email: not sent: interval: critical was already alerted on email within its 600 s interval; held back until 2026-01-05T10:10:00Z",
 	)
 	mustContain(t, "blackhole and rollup", w.trail("web-01:Disk"),

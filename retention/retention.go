@@ -1,19 +1,22 @@
 // Package retention owns bounded memory (docs/decisions.md D12): it trims each check's history — state
 // changes, notification records, maintenance windows, actions — to an age and a count, walking
-// the all_checks index in pages and doing bounded work per script call, never KEYS; and it
-// forgets stopped escalation ladders once their policy's restart window has passed.
+// the all_checks index in pages and doing bounded work per script call, never KEYS; it forgets
+// stopped escalation ladders once their policy's restart window has passed, and delivery log
+// records by age and count (docs/decisions.md D24).
 package retention
 
 import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"go.uber.org/zap"
 
 	"github.com/flapjackgo/flapjack/clock"
+	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/checkstate"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/queue"
@@ -36,6 +39,9 @@ var (
 type Policy struct {
 	MaxAge     time.Duration // 0 = no age limit
 	MaxEntries int           // state changes per check; 0 = no limit
+	// MaxDeliveries bounds the delivery log (records of all checks); 0 = no count limit. The
+	// log is also trimmed by MaxAge.
+	MaxDeliveries int
 }
 
 // Sweeper trims every check's history.
@@ -54,6 +60,8 @@ type Stats struct {
 	Checks  int
 	Deleted int64
 	Ladders int64 // stopped escalation ladders forgotten
+	// Deliveries are delivery log records forgotten (older than MaxAge or beyond MaxDeliveries).
+	Deliveries int64
 }
 
 const (
@@ -72,17 +80,20 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 		return st, fmt.Errorf("retention sweep: %w", err)
 	}
 	defer conn.Close()
+	cutoff := int64(0)
+	if s.Policy.MaxAge > 0 {
+		cutoff = s.Clock.Now().Add(-s.Policy.MaxAge).Unix()
+	}
 	if len(s.Only) == 0 {
 		if st.Ladders, err = s.forgetLadders(ctx, conn); err != nil {
+			return st, err
+		}
+		if st.Deliveries, err = s.forgetDeliveries(ctx, conn, cutoff); err != nil {
 			return st, err
 		}
 	}
 	if s.Policy.MaxAge <= 0 && s.Policy.MaxEntries <= 0 {
 		return st, nil
-	}
-	cutoff := int64(0)
-	if s.Policy.MaxAge > 0 {
-		cutoff = s.Clock.Now().Add(-s.Policy.MaxAge).Unix()
 	}
 	if len(s.Only) > 0 {
 		return st, s.trimAll(ctx, conn, s.Only, cutoff, &st)
@@ -206,7 +217,7 @@ func (s *Sweeper) Run(ctx context.Context, interval time.Duration) {
 			continue
 		}
 		s.Log.Info("retention sweep done", zap.Int("checks", st.Checks), zap.Int64("deleted", st.Deleted),
-			zap.Int64("escalation_ladders", st.Ladders), zap.Duration("took", time.Since(started)))
+			zap.Int64("escalation_ladders", st.Ladders), zap.Int64("deliveries", st.Deliveries), zap.Duration("took", time.Since(started)))
 	}
 }
 
@@ -265,6 +276,75 @@ func (s *Sweeper) forgetLadders(ctx context.Context, conn redis.Conn) (int64, er
 		total += n
 	}
 	return total, ctx.Err()
+}
+
+// forgetDeliveries removes the delivery log records queued before cutoff (0: none by age) and
+// the oldest beyond Policy.MaxDeliveries, a batch per atomic write: each record goes together
+// with its entries in the three indexes, so a reader never finds an index entry whose record
+// was forgotten for good (a read skipping a record removed meanwhile is harmless).
+func (s *Sweeper) forgetDeliveries(ctx context.Context, conn redis.Conn, cutoff int64) (int64, error) {
+	var total int64
+	for ctx.Err() == nil {
+		ids, err := s.expiredDeliveries(conn, cutoff)
+		if err != nil || len(ids) == 0 {
+			return total, err
+		}
+		for _, id := range ids {
+			if err := conn.Send("HMGET", s.Keys.Delivery(id), schema.DeliveryFieldCheck, schema.DeliveryFieldContact); err != nil {
+				return total, fmt.Errorf("retention: read delivery records: %w", err)
+			}
+		}
+		if err := conn.Flush(); err != nil {
+			return total, fmt.Errorf("retention: read delivery records: %w", err)
+		}
+		var ops model.Ops
+		for _, id := range ids {
+			h, err := redis.Strings(conn.Receive())
+			if err != nil {
+				return total, fmt.Errorf("retention: read delivery record %s: %w", id, err)
+			}
+			ops.Del(s.Keys.Delivery(id))
+			ops.ZRem(s.Keys.Deliveries(), id)
+			if h[0] != "" {
+				ops.ZRem(s.Keys.CheckDeliveries(h[0]), id)
+			}
+			if h[1] != "" {
+				ops.ZRem(s.Keys.ContactDeliveries(h[1]), id)
+			}
+		}
+		ops.Coalesce()
+		if _, err := model.Apply(conn, model.ApplyTarget{}, []model.Record{{Ops: ops}}); err != nil {
+			return total, fmt.Errorf("retention: forget delivery records: %w", err)
+		}
+		total += int64(len(ids))
+	}
+	return total, ctx.Err()
+}
+
+// expiredDeliveries is the next batch of delivery log ids to forget: the oldest beyond the
+// count limit, else those queued before cutoff.
+func (s *Sweeper) expiredDeliveries(conn redis.Conn, cutoff int64) ([]string, error) {
+	if s.Policy.MaxDeliveries > 0 {
+		n, err := redis.Int(conn.Do("ZCARD", s.Keys.Deliveries()))
+		if err != nil {
+			return nil, fmt.Errorf("retention: count delivery records: %w", err)
+		}
+		if over := n - s.Policy.MaxDeliveries; over > 0 {
+			ids, err := redis.Strings(conn.Do("ZRANGE", s.Keys.Deliveries(), 0, min(over, ladderBatch)-1))
+			if err != nil {
+				return nil, fmt.Errorf("retention: list delivery records: %w", err)
+			}
+			return ids, nil
+		}
+	}
+	if cutoff <= 0 {
+		return nil, nil
+	}
+	ids, err := redis.Strings(conn.Do("ZRANGEBYSCORE", s.Keys.Deliveries(), "-inf", "("+strconv.FormatInt(cutoff, 10), "LIMIT", 0, ladderBatch))
+	if err != nil {
+		return nil, fmt.Errorf("retention: list delivery records: %w", err)
+	}
+	return ids, nil
 }
 
 func (s *Sweeper) lock(ctx context.Context) bool {

@@ -42,6 +42,9 @@ type Alert struct {
 	// Schedule names the on-call schedule that reached the contact (added by us; absent when
 	// the contact was reached only directly).
 	Schedule string `json:"schedule,omitempty"`
+	// ReplyCode is the code an SMS alert asks to be replied with ("Reply ACK 4821"): issued by
+	// the gateway runner as it takes the alert, never queued.
+	ReplyCode string `json:"-"`
 }
 
 // RollupEntry describes one failing check inside a rollup alert.

@@ -241,12 +241,20 @@ type checkData struct {
 	Contacts            []roster.Contact
 	// Explain is the executive's and the notifier's last decisions about the check (`flapjack
 	// explain`), newest first, each in sentences.
-	Explain              [][]string
+	Explain [][]string
+	// Told is who was told, how, when, and whether it was delivered: the check's latest alerts
+	// in the delivery log, oldest first.
+	Told                 []toldLine
 	AckDuration          string
 	MaintenanceStartHint string
 	Escalations          []escalationLine
 	Alert                views.LastAlert
 	LiveURL              string
+}
+
+type toldLine struct {
+	schema.DeliveryRecord
+	Line string
 }
 
 type notificationLine struct {
@@ -323,8 +331,16 @@ func (s *server) readCheck(r *http.Request) (checkData, error) {
 		if err != nil {
 			return err
 		}
+		deliveries, err := views.ReadDeliveries(conn, s.o.Keys, views.DeliveryFilter{Check: ref.ID(), Limit: 200})
+		if err != nil {
+			return err
+		}
+		fates := views.NewFates(deliveries)
 		for _, e := range lastN(decisions, 20) {
-			d.Explain = append(d.Explain, views.ExplainLines(e, time.UTC))
+			d.Explain = append(d.Explain, views.ExplainLines(e, time.UTC, fates))
+		}
+		for _, r := range lastN(deliveries, 20) {
+			d.Told = append(d.Told, toldLine{DeliveryRecord: r, Line: views.DeliveryLine(r)})
 		}
 		ids, err := roster.ContactIDsFor(conn, s.o.Keys, entity, checkName)
 		if err != nil {

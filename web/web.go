@@ -184,6 +184,7 @@ func Handler(o Options) (http.Handler, error) {
 	read("GET /contacts/{id}/shifts.ics", s.contactShifts)
 	read("GET /schedules", s.schedules)
 	read("GET /schedules/{id}", s.schedule)
+	read("GET /reports/oncall", s.oncall)
 	read("GET /self_stats", s.selfStats)
 	read("GET /self_stats.json", s.selfStatsJSON)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))

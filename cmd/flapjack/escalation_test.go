@@ -174,7 +174,7 @@ func TestEscalationStopsForScheduledMaintenance(t *testing.T) {
 		}
 	}
 	contains("escalation web-oncall started: step 1 due at 2026-01-05T10:01:30Z")
-	contains("10:01:30 UTC  escalation: escalation web-oncall step 1 of 3 fired: nobody acknowledged for 0 seconds; next step due at 2026-01-05T10:16:30Z. 1 contact(s) considered, 1 alert(s) sent.")
+	contains("10:01:30 UTC  escalation: escalation web-oncall step 1 of 3 fired: nobody acknowledged for 0 seconds; next step due at 2026-01-05T10:16:30Z. 1 contact(s) considered, 1 alert(s) queued.")
 	contains("10:16:30 UTC  escalation: escalation web-oncall stopped before step 2: the check is in scheduled maintenance.")
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -22,7 +21,8 @@ func explainCommand() *cli.Command {
 blocked it and why, or the notification generated) and what the notifier made of each
 notification (the contacts considered, the rule that matched or why none did, the interval,
 time restriction, blackhole or rollup that held a medium back). The last
-executive.explain_entries decisions are kept per check.`,
+executive.explain_entries decisions are kept per check. The text ends with the check's alerts
+from the delivery log and what became of each (as flapjack log --check prints them).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only decisions this recent (e.g. 2h, 30 minutes)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
@@ -53,20 +53,24 @@ executive.explain_entries decisions are kept per check.`,
 			if err != nil {
 				return err
 			}
+			deliveries, err := views.ReadDeliveries(conn, rt.keys, views.DeliveryFilter{Check: id, Since: since})
+			if err != nil {
+				return err
+			}
 			if format == "json" {
-				if entries == nil {
-					entries = []schema.ExplainEntry{}
-				}
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(entries)
+				return writeJSONList(c.App.Writer, entries)
 			}
 			if len(entries) == 0 {
 				fmt.Fprintf(c.App.Writer, "no decisions recorded about %s\n", id)
-				return nil
 			}
 			for _, e := range entries {
-				fmt.Fprintln(c.App.Writer, strings.Join(views.ExplainLines(e, time.Local), "\n"))
+				fmt.Fprintln(c.App.Writer, strings.Join(views.ExplainLines(e, time.Local, views.NewFates(deliveries)), "\n"))
+			}
+			if len(deliveries) > 0 {
+				fmt.Fprintln(c.App.Writer, "Deliveries (flapjack log):")
+				for _, r := range deliveries {
+					fmt.Fprintln(c.App.Writer, "  "+deliveryText(r, time.Local))
+				}
 			}
 			return nil
 		}),

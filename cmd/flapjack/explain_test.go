@@ -19,9 +19,12 @@ func TestExplainCommand(t *testing.T) {
 	for _, want := range []string{
 		"2026-01-05 10:00:00 UTC  executive: ok service event: no notification: blocked by the ok filter (no problem was ever notified).",
 		"2026-01-05 10:01:00 UTC  executive: critical service event: no notification: blocked by the delays filter (failing for 0 s of the 30 s initial_failure_delay).",
-		"2026-01-05 10:01:30 UTC  notifier: problem notification (critical): 2 contact(s) considered, 4 alert(s) sent.",
+		"2026-01-05 10:01:30 UTC  notifier: problem notification (critical): 2 contact(s) considered, 4 alert(s) queued.",
 		"rule ada-databases matched: critical goes to jabber, pagerduty",
 		"email: not sent: not chosen by the rules for critical",
+		"Deliveries (flapjack log):",
+		"problem critical alert for db-01.example.com:MySQL to ada on jabber: queued, not yet taken by a gateway",
+		"jabber: queued, not delivered yet (no gateway has taken it) (rollup threshold 5 not reached: 1 checks alerting)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("explain output lacks %q:\n%s", want, out)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -205,6 +207,16 @@ func oneShot(f func(c *cli.Context, rt *runtime) error) cli.ActionFunc {
 		}
 		return f(c, rt)
 	}
+}
+
+// writeJSONList prints list as an indented JSON array ([] when empty, never null).
+func writeJSONList[T any](w io.Writer, list []T) error {
+	if list == nil {
+		list = []T{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(list)
 }
 
 // usageError is a bad flag value: exit status 2.

@@ -138,7 +138,11 @@ func httpStages(p *process) ([]lifecycle.Stage, error) {
 	if err != nil {
 		return nil, settingsError(err)
 	}
-	o.Intakes = intakes
+	signed, err := p.integrationIntakes()
+	if err != nil {
+		return nil, settingsError(err)
+	}
+	o.Intakes = append(intakes, signed...)
 	return []lifecycle.Stage{{Name: httpStage, Run: func(ctx context.Context) error { return api.Serve(ctx, o) }}}, nil
 }
 
@@ -268,7 +272,8 @@ func notifierStages(p *process) ([]lifecycle.Stage, error) {
 // retentionStage trims history continuously (docs/decisions.md D12).
 func retentionStage(p *process) lifecycle.Stage {
 	s := &retention.Sweeper{Pool: p.pool, Keys: p.keys, Clock: p.clock, Log: p.log.With(zap.String("stage", "retention")),
-		Policy: retention.Policy{MaxAge: p.values.Duration("retention.max_age"), MaxEntries: p.values.Int("retention.max_entries")}}
+		Policy: retention.Policy{MaxAge: p.values.Duration("retention.max_age"), MaxEntries: p.values.Int("retention.max_entries"),
+			MaxDeliveries: p.values.Int("retention.max_deliveries")}}
 	interval := p.values.Duration("retention.interval")
 	return lifecycle.Stage{Name: "retention", Auxiliary: true, Run: func(ctx context.Context) error { s.Run(ctx, interval); return nil }}
 }

@@ -183,7 +183,8 @@ func purgeCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "check", Aliases: []string{"c"}, Usage: "only these checks (ENTITY:CHECK)"},
 		},
 		Action: oneShot(func(c *cli.Context, rt *runtime) error {
-			p := retention.Policy{MaxAge: rt.values.Duration("retention.max_age"), MaxEntries: rt.values.Int("retention.max_entries")}
+			p := retention.Policy{MaxAge: rt.values.Duration("retention.max_age"), MaxEntries: rt.values.Int("retention.max_entries"),
+				MaxDeliveries: rt.values.Int("retention.max_deliveries")}
 			if c.IsSet("older-than") {
 				d, err := humantime.Parse(c.String("older-than"))
 				if err != nil {

@@ -66,7 +66,7 @@ type Sender struct {
 	cfg Config
 }
 
-var _ gateways.Sender = (*Sender)(nil)
+var _ gateways.ReceiptSender = (*Sender)(nil)
 
 // NewSender validates the configuration and builds a Sender.
 func NewSender(o Options) (*Sender, error) {
@@ -87,9 +87,16 @@ func PhoneNumber(address string) string {
 
 // Send implements gateways.Sender.
 func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
+	_, err := s.SendReceipt(ctx, a)
+	return err
+}
+
+// SendReceipt implements gateways.ReceiptSender: the message id is Vonage's message-id of the
+// first part (a long text is sent in several).
+func (s *Sender) SendReceipt(ctx context.Context, a schema.Alert) (string, error) {
 	to := PhoneNumber(a.Address)
 	if to == "" {
-		return gateways.Permanent(errors.New("alert has no phone number (address)"))
+		return "", gateways.Permanent(errors.New("alert has no phone number (address)"))
 	}
 	text := gateways.RenderSMS(s.Tpl, a, s.Loc, s.Log)
 	form := url.Values{"api_key": {s.cfg.APIKey}, "api_secret": {s.cfg.Secret}, "from": {s.cfg.From}, "to": {to}, "text": {text}}
@@ -98,16 +105,16 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	}
 	req, err := http.NewRequest(http.MethodPost, s.cfg.Endpoint+"/sms/json", strings.NewReader(form.Encode()))
 	if err != nil {
-		return gateways.Permanent(fmt.Errorf("building the Vonage request: %w", err))
+		return "", gateways.Permanent(fmt.Errorf("building the Vonage request: %w", err))
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	resp, err := httpsend.Do(ctx, s.Client, s.cfg.Timeout, req, "Vonage SMS API")
 	if err != nil {
-		return gateways.Retryable(httpsend.ScrubError(err, s.cfg.Secret), 0)
+		return "", gateways.Retryable(httpsend.ScrubError(err, s.cfg.Secret), 0)
 	}
 	if !httpsend.OK(resp.Status) {
-		return httpsend.Classify(resp, s.Now(), fmt.Errorf("the Vonage SMS API answered HTTP %d for %s: %s",
+		return "", httpsend.Classify(resp, s.Now(), fmt.Errorf("the Vonage SMS API answered HTTP %d for %s: %s",
 			resp.Status, a.EventID, httpsend.Excerpt(resp.Body, s.cfg.Secret)))
 	}
 	return s.outcome(resp.Body, a)
@@ -135,12 +142,12 @@ var statusNames = map[string]string{
 	"33": "Number De-activated",
 }
 
-// outcome reads the per-message statuses of a 200 answer.
-func (s *Sender) outcome(body []byte, a schema.Alert) error {
+// outcome reads the per-message statuses of a 200 answer, and the first part's message-id.
+func (s *Sender) outcome(body []byte, a schema.Alert) (string, error) {
 	var ans answer
 	if err := json.Unmarshal(body, &ans); err != nil || len(ans.Messages) == 0 {
 		// Sent or not, we cannot tell: retrying risks a duplicate SMS, not a lost alert.
-		return gateways.Retryable(fmt.Errorf("the Vonage SMS API answered %s with no message status: %s",
+		return "", gateways.Retryable(fmt.Errorf("the Vonage SMS API answered %s with no message status: %s",
 			a.EventID, httpsend.Excerpt(body, s.cfg.Secret)), 0)
 	}
 	for _, m := range ans.Messages {
@@ -154,12 +161,12 @@ func (s *Sender) outcome(body []byte, a schema.Alert) error {
 		err := fmt.Errorf("the Vonage SMS API refused the message for %s: status %s (%s): %s",
 			a.EventID, m.Status, name, httpsend.Excerpt([]byte(m.ErrorText), s.cfg.Secret))
 		if retryable[m.Status] {
-			return gateways.Retryable(err, 0)
+			return "", gateways.Retryable(err, 0)
 		}
-		return gateways.Permanent(err)
+		return "", gateways.Permanent(err)
 	}
 	s.Log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("parts", len(ans.Messages)))
-	return nil
+	return ans.Messages[0].MessageID, nil
 }
 
 // gsm7 is the GSM 03.38 alphabet with its extension table.

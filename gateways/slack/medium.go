@@ -16,6 +16,7 @@ var Spec = gateways.Medium{
 		{Key: "gateways.slack.endpoint", Secret: true, Usage: "incoming webhook URL for contacts whose slack address is a channel name (a contact may instead give a webhook URL as address)"},
 		{Key: "gateways.slack.from", Usage: "username the messages show (legacy webhooks only; app webhooks post as their app)"},
 		{Key: "gateways.slack.icon_emoji", Default: DefaultIcon, Usage: "icon of the messages (legacy webhooks only; none: leave it out)"},
+		{Key: "gateways.slack.signing_secret", Secret: true, Usage: "the Slack app's signing secret: problem alerts then carry an Acknowledge button, and POST " + ActionsPath + " on http.addr (the app's Interactivity Request URL) acknowledges the check of a click it signed"},
 		httpsend.TimeoutSetting(Medium),
 	},
 	Templates: templates,
@@ -31,5 +32,6 @@ func configFrom(v *config.Values) Config {
 	return Config{
 		Endpoint: v.String("gateways.slack.endpoint"), From: v.String("gateways.slack.from"),
 		IconEmoji: v.String("gateways.slack.icon_emoji"), Timeout: v.Duration("gateways.slack.timeout"),
+		SigningSecret: v.String("gateways.slack.signing_secret"),
 	}
 }

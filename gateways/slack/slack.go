@@ -44,6 +44,9 @@ type Config struct {
 	// IconEmoji is the message's icon (legacy webhooks honour it), default DefaultIcon.
 	IconEmoji string
 	Timeout   time.Duration // timeout of one request, default httpsend.DefaultTimeout
+	// SigningSecret is the Slack app's signing secret: when set, problem alerts carry an
+	// Acknowledge button, whose clicks Actions verifies with it.
+	SigningSecret string
 }
 
 func (c Config) withDefaults() Config {
@@ -123,11 +126,33 @@ type Attachment struct {
 	Blocks   []Block `json:"blocks"`
 }
 
-// Block is a section (Text) or a context line (Elements).
+// Block is a section (Text), a context line (Elements) or a row of buttons (Buttons).
 type Block struct {
 	Type     string       `json:"type"`
 	Text     *TextObject  `json:"text,omitempty"`
 	Elements []TextObject `json:"elements,omitempty"`
+	Buttons  []Button     `json:"-"`
+}
+
+// MarshalJSON writes an actions block's Buttons as its elements.
+func (b Block) MarshalJSON() ([]byte, error) {
+	type plain Block
+	if b.Type != "actions" {
+		return json.Marshal(plain(b))
+	}
+	return json.Marshal(struct {
+		Type     string   `json:"type"`
+		Elements []Button `json:"elements"`
+	}{b.Type, b.Buttons})
+}
+
+// Button is a Block Kit button element.
+type Button struct {
+	Type     string     `json:"type"` // "button"
+	Text     TextObject `json:"text"` // plain_text
+	ActionID string     `json:"action_id"`
+	Value    string     `json:"value"`
+	Style    string     `json:"style,omitempty"`
 }
 
 // TextObject is a Slack text object.
@@ -193,7 +218,8 @@ func (s *Sender) destination(address string) (*url.URL, string, error) {
 
 // Build is the message for an alert (without its channel): the text (template alert.text or
 // rollup.text, else the alert's line as on Jabber) in an attachment coloured by state, with a
-// context line of the time and the ACKID.
+// context line of the time and the ACKID, and, with a signing secret, an Acknowledge button on
+// a problem.
 func (s *Sender) Build(a schema.Alert) Message {
 	m := gateways.NewMessage(a, s.Loc)
 	name := gateways.TemplateAlertText
@@ -219,6 +245,11 @@ func (s *Sender) Build(a schema.Alert) Message {
 	}
 	if len(footer) > 0 {
 		blocks = append(blocks, Block{Type: "context", Elements: footer})
+	}
+	if s.cfg.SigningSecret != "" && a.AlertType() == schema.NotificationProblem {
+		// One check's problem: a rollup names several checks, a recovery needs no acknowledgement.
+		blocks = append(blocks, Block{Type: "actions", Buttons: []Button{{Type: "button",
+			Text: TextObject{Type: "plain_text", Text: "Acknowledge"}, ActionID: ActionAcknowledge, Value: a.EventID, Style: "primary"}}})
 	}
 	msg := Message{Username: s.cfg.From, Text: line,
 		Attachments: []Attachment{{Color: Color(a), Fallback: line, Blocks: blocks}}}

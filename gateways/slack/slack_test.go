@@ -69,7 +69,7 @@ func TestPostsToTheWebhook(t *testing.T) {
 	}
 	_, accepted, _ := srv.Snapshot()
 	m, _ := testproviders.DecodeSlack(accepted[0].Body)
-	if footer := m.Attachments[0].Blocks[1].Elements; len(footer) != 2 || footer[0].Text != "5 Jan 10:00 UTC" || footer[1].Text != "`ACKID 8f4a2b1c`" {
+	if footer := m.Attachments[0].Blocks[1].Elements; len(footer) != 2 || footer[0].PlainText() != "5 Jan 10:00 UTC" || footer[1].PlainText() != "`ACKID 8f4a2b1c`" {
 		t.Errorf("context line %+v", footer)
 	}
 }

@@ -69,7 +69,7 @@ type Sender struct {
 	cfg Config
 }
 
-var _ gateways.Sender = (*Sender)(nil)
+var _ gateways.ReceiptSender = (*Sender)(nil)
 
 // NewSender validates the configuration and builds a Sender.
 func NewSender(o Options) (*Sender, error) {
@@ -85,9 +85,15 @@ var messagingService = regexp.MustCompile(`^MG[0-9a-f]{32}$`)
 
 // Send implements gateways.Sender.
 func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
+	_, err := s.SendReceipt(ctx, a)
+	return err
+}
+
+// SendReceipt implements gateways.ReceiptSender: the message id is the Message resource's sid.
+func (s *Sender) SendReceipt(ctx context.Context, a schema.Alert) (string, error) {
 	to := httpsend.TidyNumber(a.Address)
 	if to == "" {
-		return gateways.Permanent(errors.New("alert has no phone number (address)"))
+		return "", gateways.Permanent(errors.New("alert has no phone number (address)"))
 	}
 	form := url.Values{"To": {to}, "Body": {gateways.RenderSMS(s.Tpl, a, s.Loc, s.Log)}}
 	if messagingService.MatchString(s.cfg.From) {
@@ -98,20 +104,24 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	endpoint := s.cfg.Endpoint + "/2010-04-01/Accounts/" + url.PathEscape(s.cfg.AccountSID) + "/Messages.json"
 	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return gateways.Permanent(fmt.Errorf("building the Twilio request: %w", err))
+		return "", gateways.Permanent(fmt.Errorf("building the Twilio request: %w", err))
 	}
 	req.SetBasicAuth(s.cfg.AccountSID, s.cfg.AuthToken)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	resp, err := httpsend.Do(ctx, s.Client, s.cfg.Timeout, req, "Twilio")
 	if err != nil {
-		return gateways.Retryable(httpsend.ScrubError(err, s.cfg.AuthToken), 0)
+		return "", gateways.Retryable(httpsend.ScrubError(err, s.cfg.AuthToken), 0)
 	}
 	if httpsend.OK(resp.Status) {
-		s.Log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("status", resp.Status))
-		return nil
+		var m struct {
+			SID string `json:"sid"`
+		}
+		_ = json.Unmarshal(resp.Body, &m) // an answer without a sid is still an accepted message
+		s.Log.Debug("message accepted", zap.String("check", a.EventID), zap.Int("status", resp.Status), zap.String("sid", m.SID))
+		return m.SID, nil
 	}
-	return httpsend.Classify(resp, s.Now(), fmt.Errorf("the Twilio API answered HTTP %d for %s: %s",
+	return "", httpsend.Classify(resp, s.Now(), fmt.Errorf("the Twilio API answered HTTP %d for %s: %s",
 		resp.Status, a.EventID, errorMessage(resp.Body, s.cfg.AuthToken)))
 }
 

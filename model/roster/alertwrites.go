@@ -53,10 +53,13 @@ type Suppression struct {
 	Until, TTL       int64
 }
 
-// Delivery is an alert for the media queue named Queue (the list's name, without prefix).
+// Delivery is an alert for the media queue named Queue (the list's name, without prefix):
+// Payload is Alert's JSON, queued at At (unix seconds), when the delivery log records it.
 type Delivery struct {
 	Queue   string
 	Payload []byte
+	Alert   schema.Alert
+	At      int64
 }
 
 // WriteAlertChanges adds the writes of c, and the guards they need, to r.
@@ -87,6 +90,7 @@ func WriteAlertChanges(r *model.Record, keys schema.Keys, c *AlertChanges) {
 	writeEnded(ops, keys, c.Ended)
 	for _, d := range c.Deliveries {
 		ops.RPush(keys.Queue(d.Queue), d.Payload)
+		model.QueueDelivery(ops, keys, d.Alert, d.At)
 	}
 }
 

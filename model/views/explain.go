@@ -39,8 +39,10 @@ var filterNames = map[string]string{
 }
 
 // ExplainLines renders one decision as sentences for an on-call engineer: a first line, then
-// indented details (contacts, rules, media). Times are shown in loc.
-func ExplainLines(e schema.ExplainEntry, loc *time.Location) []string {
+// indented details (contacts, rules, media). Times are shown in loc. The notifier queues alerts;
+// whether one was delivered is the delivery log's to say (fates, nil for none): an alert reads
+// "delivered" only when its record says so (docs/decisions.md D24).
+func ExplainLines(e schema.ExplainEntry, loc *time.Location, fates Fates) []string {
 	at := time.Unix(e.Time, 0).In(loc).Format("2006-01-02 15:04:05 MST")
 	until := func() string {
 		if e.Until == 0 {
@@ -91,15 +93,15 @@ func ExplainLines(e schema.ExplainEntry, loc *time.Location) []string {
 	if e.Verdict == "no_contacts" || len(e.Contacts) == 0 {
 		return append([]string{head + "no contact is interested in this check; nothing was sent."}, escalation...)
 	}
-	sent := 0
+	queued := 0
 	for _, c := range e.Contacts {
 		for _, m := range c.Media {
 			if m.Alerted {
-				sent++
+				queued++
 			}
 		}
 	}
-	lines := append([]string{head + fmt.Sprintf("%d contact(s) considered, %d alert(s) sent.", len(e.Contacts), sent)}, escalation...)
+	lines := append([]string{head + fmt.Sprintf("%d contact(s) considered, %d alert(s) queued.", len(e.Contacts), queued)}, escalation...)
 	for _, c := range e.Contacts {
 		who := c.ID
 		if c.Name != "" {
@@ -115,10 +117,51 @@ func ExplainLines(e schema.ExplainEntry, loc *time.Location) []string {
 		for _, m := range c.Media {
 			text := "not sent: " + m.Reason
 			if m.Alerted {
-				text = strings.TrimSpace("sent " + strings.TrimSpace(strings.TrimPrefix(m.Reason, "alerted")))
+				text = fates.fate(c.ID, m.Medium, e.Time)
+				switch how := strings.TrimSpace(strings.TrimPrefix(m.Reason, "alerted")); {
+				case strings.HasPrefix(how, "("):
+					text += " " + how
+				case how != "":
+					text += ", " + how
+				}
 			}
 			lines = append(lines, "      "+m.Medium+": "+text)
 		}
 	}
 	return lines
+}
+
+// Fates are delivery log records found by what an explain entry knows of each alert it queued:
+// the contact, the medium and the second it was queued.
+type Fates map[fateKey]schema.DeliveryRecord
+
+type fateKey struct {
+	contact, medium string
+	at              int64
+}
+
+// NewFates indexes records (a check's, from ReadDeliveries) for ExplainLines.
+func NewFates(recs []schema.DeliveryRecord) Fates {
+	f := make(Fates, len(recs))
+	for _, r := range recs {
+		f[fateKey{r.Contact, r.Medium, r.QueuedAt}] = r
+	}
+	return f
+}
+
+// fate is what became of an alert, in a few words.
+func (f Fates) fate(contact, medium string, at int64) string {
+	r, ok := f[fateKey{contact, medium, at}]
+	if !ok {
+		return "queued"
+	}
+	switch r.Status {
+	case schema.DeliveryDelivered:
+		return "delivered" + retriedText(r)
+	case schema.DeliveryFailed:
+		return fmt.Sprintf("queued, not delivered: failed after %d attempts (%s)", r.Attempts, r.Error)
+	case schema.DeliveryRetrying:
+		return fmt.Sprintf("queued, not delivered yet: %d attempts failed (%s)", r.Attempts, r.Error)
+	}
+	return "queued, not delivered yet (no gateway has taken it)"
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
+	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -57,6 +58,7 @@ type RunOptions struct {
 	MaxAttempts              int
 	FirstBackoff, MaxBackoff time.Duration
 	Clock                    clock.Clock
+	ReplyCodes               *gateways.ReplyCodes // SMS reply codes issued by the runner
 }
 
 // RunGateway runs medium's gateway around sender until the test ends.
@@ -74,8 +76,9 @@ func NewGateway(t testing.TB, medium string) *Gateway {
 		id: queue.LocalIdentity()}
 }
 
-// Start runs the gateway around sender until the test ends.
-func (g *Gateway) Start(sender gateways.Sender, log *zap.Logger, o RunOptions) {
+// Start runs the gateway around sender until the test ends or the returned stop is called
+// (a gateway restart: stop waits until the runner has handed its alerts back).
+func (g *Gateway) Start(sender gateways.Sender, log *zap.Logger, o RunOptions) (stop func()) {
 	t, medium := g.t, g.Medium
 	t.Helper()
 	if log == nil {
@@ -92,21 +95,26 @@ func (g *Gateway) Start(sender gateways.Sender, log *zap.Logger, o RunOptions) {
 	}
 	runner := gateways.New(gateways.Options{Pool: g.DB.Pool, Keys: g.Keys, Medium: medium, Identity: g.id,
 		Clock: o.Clock, Log: log, Version: "test", MaxAttempts: o.MaxAttempts,
-		FirstBackoff: o.FirstBackoff, MaxBackoff: o.MaxBackoff}, sender)
+		FirstBackoff: o.FirstBackoff, MaxBackoff: o.MaxBackoff, ReplyCodes: o.ReplyCodes}, sender)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = runner.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			t.Errorf("%s gateway did not stop within 15s", medium)
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				t.Errorf("%s gateway did not stop within 15s", medium)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // Queue RPUSHes an alert onto the medium's list, as the notifier does, and returns the JSON.
@@ -118,6 +126,25 @@ func (g *Gateway) Queue(a schema.Alert) []byte {
 	}
 	g.QueueRaw(raw)
 	return raw
+}
+
+// QueueLogged queues an alert exactly as the notifier does: the push onto its medium's list
+// (the alert's media) and the delivery log's queued record in one atomic write, at the unix
+// time at.
+func (g *Gateway) QueueLogged(a schema.Alert, at int64) {
+	g.t.Helper()
+	raw, err := json.Marshal(a)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	var ops model.Ops
+	ops.RPush(g.Keys.Queue(schema.DefaultMediumQueue(a.Media)), raw)
+	model.QueueDelivery(&ops, g.Keys, a, at)
+	conn := g.DB.Pool.Get()
+	defer conn.Close()
+	if _, err := model.Apply(conn, model.ApplyTarget{}, []model.Record{{Ops: ops}}); err != nil {
+		g.t.Fatal(err)
+	}
 }
 
 // QueueRaw RPUSHes raw onto the medium's list.

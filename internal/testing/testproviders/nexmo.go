@@ -1,13 +1,18 @@
 package testproviders
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -140,4 +145,34 @@ func onlyGSM(s string) bool {
 		}
 	}
 	return true
+}
+
+// Vonage's inbound SMS webhook: Vonage posts each message a number receives to the number's
+// inbound webhook (msisdn: the sender, to, messageId, text, type, keyword, message-timestamp);
+// with signed webhooks it adds timestamp, nonce and sig: the hex SHA-256 HMAC, keyed with the
+// account's signature secret, of the other parameters sorted by name, each "&name=value" with
+// & and = in values replaced by _.
+
+// VonageInbound are the parameters Vonage posts for an SMS from msisdn saying text, signed with
+// secret at timestamp when secret is not "".
+func VonageInbound(msisdn, to, text, secret string, timestamp int64) map[string]string {
+	p := map[string]string{"msisdn": msisdn, "to": to, "messageId": "0A0000000123ABCD1", "text": text, "type": "text",
+		"keyword": strings.ToUpper(strings.Fields(text + " x")[0]), "message-timestamp": time.Unix(timestamp, 0).UTC().Format("2006-01-02 15:04:05")}
+	if secret == "" {
+		return p
+	}
+	p["timestamp"], p["nonce"] = strconv.FormatInt(timestamp, 10), "aaaaaaaa-bbbb-cccc-dddd-0123456789ab"
+	names := make([]string, 0, len(p))
+	for k := range p {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var signed string
+	for _, k := range names {
+		signed += "&" + k + "=" + strings.NewReplacer("&", "_", "=", "_").Replace(p[k])
+	}
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(signed))
+	p["sig"] = strings.ToUpper(hex.EncodeToString(m.Sum(nil)))
+	return p
 }

@@ -44,11 +44,41 @@ type slackText struct {
 }
 
 type slackBlock struct {
-	Type     string      `json:"type"`
-	Text     *slackText  `json:"text"`
-	Elements []slackText `json:"elements"`
-	BlockID  string      `json:"block_id"`
+	Type     string         `json:"type"`
+	Text     *slackText     `json:"text"`
+	Elements []slackElement `json:"elements"`
+	BlockID  string         `json:"block_id"`
 }
+
+// slackElement is a context block's text object (Text a string) or an actions block's button
+// (Text a plain_text object).
+type slackElement struct {
+	Type     string          `json:"type"`
+	Text     json.RawMessage `json:"text"`
+	ActionID string          `json:"action_id"`
+	Value    string          `json:"value"`
+	Style    string          `json:"style"`
+	URL      string          `json:"url"`
+}
+
+// PlainText is a context element's text, or a button's label.
+func (e slackElement) PlainText() string {
+	var s string
+	if json.Unmarshal(e.Text, &s) == nil {
+		return s
+	}
+	var t slackText
+	_ = json.Unmarshal(e.Text, &t)
+	return t.Text
+}
+
+// Slack's limits on a button.
+const (
+	SlackMaxButtonText = 75
+	SlackMaxActionID   = 255
+	SlackMaxValue      = 2000
+	SlackMaxActions    = 25
+)
 
 type slackAttachment struct {
 	Color    string       `json:"color"`
@@ -71,7 +101,17 @@ type SlackMessage struct {
 	UnfurlLinks *bool             `json:"unfurl_links"`
 	UnfurlMedia *bool             `json:"unfurl_media"`
 	ThreadTS    string            `json:"thread_ts"`
+	// ReplaceOriginal, DeleteOriginal and ResponseType are fields of a message posted to an
+	// interaction's response_url (SlackResponsePath), not of a webhook message.
+	ReplaceOriginal *bool  `json:"replace_original"`
+	DeleteOriginal  *bool  `json:"delete_original"`
+	ResponseType    string `json:"response_type"`
 }
+
+// SlackResponsePath is the path of the response_urls the tests hand out in interactions
+// (Slack's are https://hooks.slack.com/actions/T…/…/…): a message posted there may say
+// replace_original.
+const SlackResponsePath = "/actions/"
 
 // DecodeSlack decodes a webhook message strictly.
 func DecodeSlack(body []byte) (SlackMessage, error) {
@@ -117,6 +157,9 @@ func Slack() Contract {
 			}
 			if m.IconEmoji != "" && !slackEmoji.MatchString(m.IconEmoji) {
 				problems = append(problems, fmt.Sprintf("invalid_payload: icon_emoji %q", m.IconEmoji))
+			}
+			if (m.ReplaceOriginal != nil || m.DeleteOriginal != nil || m.ResponseType != "") && !strings.HasPrefix(r.URL.Path, SlackResponsePath) {
+				problems = append(problems, "invalid_payload: replace_original, delete_original and response_type belong to a response_url")
 			}
 			return problems, http.StatusBadRequest
 		},
@@ -164,15 +207,53 @@ func checkBlocks(where string, blocks []slackBlock) []string {
 				problems = append(problems, fmt.Sprintf("invalid_blocks: %s must have 1 to %d elements", at, SlackMaxContext))
 			}
 			for j, e := range b.Elements {
-				if (e.Type != "mrkdwn" && e.Type != "plain_text") || e.Text == "" {
+				var text string
+				if (e.Type != "mrkdwn" && e.Type != "plain_text") || json.Unmarshal(e.Text, &text) != nil || text == "" || e.ActionID != "" {
 					problems = append(problems, fmt.Sprintf("invalid_blocks: %s.elements[%d] is not a text object", at, j))
 				} else if e.Type == "mrkdwn" {
-					problems = append(problems, checkMrkdwn(fmt.Sprintf("%s.elements[%d]", at, j), e.Text)...)
+					problems = append(problems, checkMrkdwn(fmt.Sprintf("%s.elements[%d]", at, j), text)...)
 				}
 			}
+		case "actions":
+			problems = append(problems, checkButtons(at, b.Elements)...)
 		case "divider":
 		default:
 			problems = append(problems, fmt.Sprintf("invalid_blocks: %s has type %q", at, b.Type))
+		}
+	}
+	return problems
+}
+
+// checkButtons enforces Block Kit's rules for an actions block of buttons: 1 to 25 elements,
+// a plain_text text of 1 to 75 characters, an action_id (up to 255, unique in the block), a
+// value up to 2000 characters, style primary or danger if any.
+func checkButtons(at string, elements []slackElement) []string {
+	var problems []string
+	if len(elements) == 0 || len(elements) > SlackMaxActions {
+		problems = append(problems, fmt.Sprintf("invalid_blocks: %s must have 1 to %d elements", at, SlackMaxActions))
+	}
+	ids := map[string]bool{}
+	for j, e := range elements {
+		where := fmt.Sprintf("invalid_blocks: %s.elements[%d]", at, j)
+		var text slackText
+		if e.Type != "button" {
+			problems = append(problems, fmt.Sprintf("%s has type %q, not button", where, e.Type))
+			continue
+		}
+		if json.Unmarshal(e.Text, &text) != nil || text.Type != "plain_text" {
+			problems = append(problems, where+".text must be a plain_text object")
+		} else if n := utf8.RuneCountInString(text.Text); n == 0 || n > SlackMaxButtonText {
+			problems = append(problems, fmt.Sprintf("%s.text must have 1 to %d characters", where, SlackMaxButtonText))
+		}
+		if e.ActionID == "" || len(e.ActionID) > SlackMaxActionID || ids[e.ActionID] {
+			problems = append(problems, where+".action_id must be set, unique and at most 255 characters")
+		}
+		ids[e.ActionID] = true
+		if len(e.Value) > SlackMaxValue {
+			problems = append(problems, fmt.Sprintf("%s.value is over %d characters", where, SlackMaxValue))
+		}
+		if e.Style != "" && e.Style != "primary" && e.Style != "danger" {
+			problems = append(problems, fmt.Sprintf("%s.style %q is not primary or danger", where, e.Style))
 		}
 	}
 	return problems

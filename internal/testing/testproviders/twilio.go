@@ -1,9 +1,16 @@
 package testproviders
 
 import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -24,6 +31,13 @@ var (
 	// An alphanumeric sender id: up to 11 letters, digits and spaces, at least one letter.
 	twilioAlphaSender = regexp.MustCompile(`^[A-Za-z0-9 ]{1,11}$`)
 )
+
+// TwilioSID is the sid the server gives the Message resource it creates from a request body:
+// each distinct message has its own, and a test can tell which request a sid came from.
+func TwilioSID(body []byte) string {
+	h := sha256.Sum256(body)
+	return "SM" + hex.EncodeToString(h[:16])
+}
 
 // TwilioMaxBody is the longest Body Twilio accepts (characters).
 const TwilioMaxBody = 1600
@@ -74,7 +88,7 @@ func Twilio(sid, token string) Contract {
 		},
 		Success: func(w http.ResponseWriter, req Request) {
 			WriteJSON(w, http.StatusCreated, map[string]any{
-				"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued", "to": req.Form.Get("To"),
+				"sid": TwilioSID(req.Body), "status": "queued", "to": req.Form.Get("To"),
 				"from": req.Form.Get("From"), "body": req.Form.Get("Body"), "num_segments": "1",
 				"api_version": "2010-04-01", "error_code": nil, "error_message": nil,
 			})
@@ -88,4 +102,36 @@ func Twilio(sid, token string) Contract {
 				"more_info": fmt.Sprintf("https://www.twilio.com/docs/errors/%d", code), "status": status})
 		},
 	}
+}
+
+// Twilio's inbound SMS webhook: Twilio posts each message a number receives to the number's
+// messaging webhook URL as a form (From, To, Body, MessageSid, AccountSid, NumMedia, ...), with
+// X-Twilio-Signature: base64 HMAC-SHA1, keyed with the auth token, of the URL followed by every
+// form field's name and value in name order.
+
+// TwilioInboundForm is the form Twilio posts for an SMS from `from` to `to` saying body.
+func TwilioInboundForm(accountSID, from, to, body string) url.Values {
+	h := sha256.Sum256([]byte(from + to + body))
+	return url.Values{"ToCountry": {"AU"}, "SmsMessageSid": {"SM" + hex.EncodeToString(h[:16])}, "NumMedia": {"0"},
+		"SmsSid": {"SM" + hex.EncodeToString(h[:16])}, "SmsStatus": {"received"}, "Body": {body}, "To": {to},
+		"NumSegments": {"1"}, "MessageSid": {"SM" + hex.EncodeToString(h[:16])}, "AccountSid": {accountSID},
+		"From": {from}, "ApiVersion": {"2010-04-01"}}
+}
+
+// TwilioRequestSignature is the X-Twilio-Signature Twilio sends with form to fullURL.
+func TwilioRequestSignature(authToken, fullURL string, form url.Values) string {
+	names := make([]string, 0, len(form))
+	for k := range form {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	s := fullURL
+	for _, k := range names {
+		for _, v := range form[k] {
+			s += k + v
+		}
+	}
+	m := hmac.New(sha1.New, []byte(authToken))
+	m.Write([]byte(s))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
