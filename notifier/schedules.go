@@ -109,22 +109,17 @@ func (nt *Notifier) withSchedules(p *plan, r roster.Routing, contacts []roster.C
 // the record.
 func (nt *Notifier) rememberScheduled(p *plan) {
 	n := p.notification
-	key := nt.keys.ScheduleAlerted(n.EventID)
-	switch {
-	case n.Type == schema.NotificationRecovery:
-		p.record.Ops.Del(key)
-	case n.Type == schema.NotificationProblem:
-		var fields []any
-		seen := map[string]bool{}
+	switch n.Type {
+	case schema.NotificationRecovery:
+		roster.ForgetScheduleAlerted(&p.record, nt.keys, n.EventID)
+	case schema.NotificationProblem:
+		reached := map[string]string{}
 		for _, a := range p.alerts {
-			if a.Schedule != "" && !seen[a.ContactID] {
-				seen[a.ContactID] = true
-				fields = append(fields, a.ContactID, a.Schedule)
+			if _, seen := reached[a.ContactID]; a.Schedule != "" && !seen {
+				reached[a.ContactID] = a.Schedule
 			}
 		}
-		if len(fields) > 0 {
-			p.record.Ops.HSet(key, fields...)
-		}
+		roster.RememberScheduleAlerted(&p.record, nt.keys, n.EventID, reached)
 	}
 }
 

@@ -1,6 +1,9 @@
 package roster
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/model"
@@ -12,7 +15,8 @@ import (
 // the decision's record: contact_alert_state (the notifier's suppression end times, and the
 // revision guarding them), the documented suppression keys each of its fields mirrors
 // (drop_alerts_for_contact, drop_rollup_alerts_for_contact), the alerting sets
-// (contact_alerting_checks) and the media queues.
+// (contact_alerting_checks), the media queues, and whom a check's on-call schedules alerted of
+// its problem (schedule_alerted).
 
 // AlertChanges are a notifier decision's changes to its contacts' notification state, and the
 // alerts it queues.
@@ -88,6 +92,24 @@ func WriteAlertChanges(r *model.Record, keys schema.Keys, c *AlertChanges) {
 	for _, d := range c.Deliveries {
 		ops.RPush(keys.Queue(d.Queue), d.Payload)
 	}
+}
+
+// RememberScheduleAlerted adds to a check's schedule_alerted hash whom its schedules reached for
+// a problem (contact id -> schedule id), so the recovery reaches them whoever is on call by then.
+func RememberScheduleAlerted(r *model.Record, keys schema.Keys, checkID string, reached map[string]string) {
+	if len(reached) == 0 {
+		return
+	}
+	fields := make([]any, 0, 2*len(reached))
+	for _, id := range slices.Sorted(maps.Keys(reached)) {
+		fields = append(fields, id, reached[id])
+	}
+	r.Ops.HSet(keys.ScheduleAlerted(checkID), fields...)
+}
+
+// ForgetScheduleAlerted clears a check's schedule_alerted hash: the check recovered.
+func ForgetScheduleAlerted(r *model.Record, keys schema.Keys, checkID string) {
+	r.Ops.Del(keys.ScheduleAlerted(checkID))
 }
 
 // writeEnded removes ended suppressions, each contact's fields in one HDEL after their keys.

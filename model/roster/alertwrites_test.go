@@ -90,3 +90,35 @@ func TestWriteAlertChanges(t *testing.T) {
 		t.Errorf("a conflicting decision queued an alert: %d alerts", n)
 	}
 }
+
+// TestScheduleAlerted: a problem's record adds whom the schedules reached to the check's
+// schedule_alerted (keeping those an earlier problem added), and a recovery's clears it.
+func TestScheduleAlerted(t *testing.T) {
+	t.Parallel()
+	db := testredis.New(t)
+	conn := db.Conn(t)
+	k := schema.NewKeys("pfx:")
+	const check = "web-01:HTTP"
+	apply := func(write func(*model.Record)) {
+		var r model.Record
+		write(&r)
+		if st, err := model.Apply(conn, model.ApplyTarget{}, []model.Record{r}); err != nil || len(st) != 1 || st[0] != model.Applied {
+			t.Fatalf("apply: %v %v", st, err)
+		}
+	}
+	apply(func(r *model.Record) {
+		roster.RememberScheduleAlerted(r, k, check, map[string]string{"ada": "web-primary"})
+	})
+	apply(func(r *model.Record) {
+		roster.RememberScheduleAlerted(r, k, check, map[string]string{"bob": "web-primary", "carl": "db-primary"})
+		roster.RememberScheduleAlerted(r, k, check, nil) // nobody reached: nothing written
+	})
+	got, _ := redis.StringMap(conn.Do("HGETALL", k.ScheduleAlerted(check)))
+	if want := map[string]string{"ada": "web-primary", "bob": "web-primary", "carl": "db-primary"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("schedule_alerted %v, want %v", got, want)
+	}
+	apply(func(r *model.Record) { roster.ForgetScheduleAlerted(r, k, check) })
+	if n, _ := redis.Int(conn.Do("EXISTS", k.ScheduleAlerted(check))); n != 0 {
+		t.Errorf("the recovery left schedule_alerted")
+	}
+}
