@@ -98,25 +98,12 @@ func Schedules(conn redis.Conn, keys schema.Keys) ([]*oncall.Schedule, []error, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("read schedules: %w", err)
 	}
-	out, problems := DecodeSchedules(m)
+	out, problems := decodeSchedules(m)
 	return out, problems, nil
 }
 
-// ScheduleIDs reads the ids of every stored schedule.
-func ScheduleIDs(conn redis.Conn, keys schema.Keys) (map[string]bool, error) {
-	ids, err := redis.Strings(conn.Do("HKEYS", keys.Schedules()))
-	if err != nil {
-		return nil, fmt.Errorf("read schedule ids: %w", err)
-	}
-	out := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		out[id] = true
-	}
-	return out, nil
-}
-
-// DecodeSchedules decodes fields of the schedules hash (id -> JSON), sorted by id.
-func DecodeSchedules(m map[string]string) ([]*oncall.Schedule, []error) {
+// decodeSchedules decodes fields of the schedules hash (id -> JSON), sorted by id.
+func decodeSchedules(m map[string]string) ([]*oncall.Schedule, []error) {
 	out := make([]*oncall.Schedule, 0, len(m))
 	var problems []error
 	for id, raw := range m {
