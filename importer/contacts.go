@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/jsonfield"
 	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
@@ -64,7 +65,7 @@ func Contacts(ctx context.Context, conn redis.Conn, keys schema.Keys, data []byt
 			byID[c.data.ID] = c
 		}
 		for k, r := range c.data.Rules {
-			field := at("notification_rules", k)
+			field := jsonfield.At("notification_rules", k)
 			if prev, dup := ruleAt[r.ID]; dup {
 				where := fmt.Sprintf("record %d", prev.index)
 				if prev.index == i {
@@ -139,7 +140,7 @@ func parseContact(index int, raw json.RawMessage) (*contact, []Problem) {
 	d.Tags = strset.Unique(c.strings(obj["tags"], "tags"))
 	d.Media = parseMedia(c, obj["media"], &d.Pagerduty)
 	c.list(obj["notification_rules"], "notification_rules", "rule objects", func(i int, raw json.RawMessage) {
-		if r, ok := parseRule(c, at("notification_rules", i), id, i, raw); ok {
+		if r, ok := parseRule(c, jsonfield.At("notification_rules", i), id, i, raw); ok {
 			d.Rules = append(d.Rules, r)
 		}
 	})
@@ -156,7 +157,7 @@ func recordID(c *check, raw json.RawMessage) string {
 	switch {
 	case !ok:
 		return ""
-	case isNull(raw):
+	case jsonfield.IsNull(raw):
 		c.fail("id", "is required")
 	case !c.check("id", roster.IDProblem(id)):
 	default:
@@ -176,7 +177,7 @@ func ParseMedia(index int, raw json.RawMessage) ([]roster.Medium, roster.Pagerdu
 }
 
 func parseMedia(c *check, raw json.RawMessage, creds *roster.PagerdutyCredentials) []roster.Medium {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return nil
 	}
 	obj, ok := c.object(raw, "media")
@@ -187,11 +188,11 @@ func parseMedia(c *check, raw json.RawMessage, creds *roster.PagerdutyCredential
 	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		field := "media." + name
 		value := obj[name]
-		if !c.check(field, roster.MediumNameProblem(name)) || isNull(value) {
+		if !c.check(field, roster.MediumNameProblem(name)) || jsonfield.IsNull(value) {
 			continue
 		}
 		m := roster.Medium{Name: name}
-		switch first(value) {
+		switch jsonfield.First(value) {
 		case '"':
 			m.Address = c.str(value, field)
 			if reason := roster.AddressProblem(m.Address); reason != "" {
@@ -220,32 +221,32 @@ func parseMediumObject(c *check, field string, raw json.RawMessage, m *roster.Me
 		known = pagerdutyFields
 		addressField = "service_key"
 		switch key, addr := obj["service_key"], obj["address"]; {
-		case !isNull(key) && !isNull(addr):
+		case !jsonfield.IsNull(key) && !jsonfield.IsNull(addr):
 			c.fail(field, "give service_key or address, not both")
-		case isNull(key) && !isNull(addr):
+		case jsonfield.IsNull(key) && !jsonfield.IsNull(addr):
 			addressField = "address"
 		}
-		creds.Subdomain = c.str(obj["subdomain"], join(field, "subdomain"))
-		creds.Token = c.str(obj["token"], join(field, "token"))
-		creds.Username = c.str(obj["username"], join(field, "username"))
-		creds.Password = c.str(obj["password"], join(field, "password"))
-		if !isNull(obj["rollup_threshold"]) {
-			c.check(join(field, "rollup_threshold"), roster.RollupThresholdProblem(m.Name, 0))
+		creds.Subdomain = c.str(obj["subdomain"], jsonfield.Join(field, "subdomain"))
+		creds.Token = c.str(obj["token"], jsonfield.Join(field, "token"))
+		creds.Username = c.str(obj["username"], jsonfield.Join(field, "username"))
+		creds.Password = c.str(obj["password"], jsonfield.Join(field, "password"))
+		if !jsonfield.IsNull(obj["rollup_threshold"]) {
+			c.check(jsonfield.Join(field, "rollup_threshold"), roster.RollupThresholdProblem(m.Name, 0))
 		}
 	} else {
-		m.RollupThreshold = c.integer(obj["rollup_threshold"], join(field, "rollup_threshold"), roster.MinRollupThreshold,
+		m.RollupThreshold = c.integer(obj["rollup_threshold"], jsonfield.Join(field, "rollup_threshold"), roster.MinRollupThreshold,
 			func(n int64) string { return roster.RollupThresholdProblem(m.Name, n) })
 	}
 	switch address := obj[addressField]; {
-	case isNull(address):
-		c.fail(join(field, addressField), "is required")
-	case first(address) != '"':
-		c.fail(join(field, addressField), "must be a string")
+	case jsonfield.IsNull(address):
+		c.fail(jsonfield.Join(field, addressField), "is required")
+	case jsonfield.First(address) != '"':
+		c.fail(jsonfield.Join(field, addressField), "must be a string")
 	default:
-		m.Address = c.str(address, join(field, addressField))
-		c.check(join(field, addressField), roster.AddressProblem(m.Address))
+		m.Address = c.str(address, jsonfield.Join(field, addressField))
+		c.check(jsonfield.Join(field, addressField), roster.AddressProblem(m.Address))
 	}
-	m.Interval = c.integer(obj["interval"], join(field, "interval"), roster.MinInterval, roster.IntervalProblem)
+	m.Interval = c.integer(obj["interval"], jsonfield.Join(field, "interval"), roster.MinInterval, roster.IntervalProblem)
 	c.unknown(obj, field, known)
 	return len(c.problems) == before
 }
@@ -259,30 +260,30 @@ func parseRule(c *check, field, contactID string, i int, raw json.RawMessage) (r
 		return roster.Rule{}, false
 	}
 	r := roster.Rule{ContactID: contactID}
-	id, idOK := c.ident(obj["id"], join(field, "id"))
+	id, idOK := c.ident(obj["id"], jsonfield.Join(field, "id"))
 	switch {
 	case !idOK:
-	case !isNull(obj["id"]) && !c.check(join(field, "id"), roster.RuleIDProblem(id)):
+	case !jsonfield.IsNull(obj["id"]) && !c.check(jsonfield.Join(field, "id"), roster.RuleIDProblem(id)):
 	case id != "":
 		r.ID = id
 	default:
 		r.ID = generatedRuleID(contactID, i)
 	}
-	if owner, ok := c.ident(obj["contact_id"], join(field, "contact_id")); ok {
-		c.check(join(field, "contact_id"), roster.RuleContactProblem(owner, contactID))
+	if owner, ok := c.ident(obj["contact_id"], jsonfield.Join(field, "contact_id")); ok {
+		c.check(jsonfield.Join(field, "contact_id"), roster.RuleContactProblem(owner, contactID))
 	}
-	r.Entities = c.strings(obj["entities"], join(field, "entities"))
-	r.RegexEntities = c.regexes(obj["regex_entities"], join(field, "regex_entities"))
-	r.Tags = c.strings(obj["tags"], join(field, "tags"))
-	r.Tags = append(r.Tags, c.strings(obj["entity_tags"], join(field, "entity_tags"))...)
-	r.RegexTags = c.regexes(obj["regex_tags"], join(field, "regex_tags"))
-	r.TimeRestrictions = c.timeRestrictions(obj["time_restrictions"], join(field, "time_restrictions"))
-	r.UnknownMedia = mediaList(c, obj["unknown_media"], join(field, "unknown_media"))
-	r.WarningMedia = mediaList(c, obj["warning_media"], join(field, "warning_media"))
-	r.CriticalMedia = mediaList(c, obj["critical_media"], join(field, "critical_media"))
-	r.UnknownBlackhole = c.boolean(obj["unknown_blackhole"], join(field, "unknown_blackhole"))
-	r.WarningBlackhole = c.boolean(obj["warning_blackhole"], join(field, "warning_blackhole"))
-	r.CriticalBlackhole = c.boolean(obj["critical_blackhole"], join(field, "critical_blackhole"))
+	r.Entities = c.strings(obj["entities"], jsonfield.Join(field, "entities"))
+	r.RegexEntities = c.regexes(obj["regex_entities"], jsonfield.Join(field, "regex_entities"))
+	r.Tags = c.strings(obj["tags"], jsonfield.Join(field, "tags"))
+	r.Tags = append(r.Tags, c.strings(obj["entity_tags"], jsonfield.Join(field, "entity_tags"))...)
+	r.RegexTags = c.regexes(obj["regex_tags"], jsonfield.Join(field, "regex_tags"))
+	r.TimeRestrictions = c.timeRestrictions(obj["time_restrictions"], jsonfield.Join(field, "time_restrictions"))
+	r.UnknownMedia = mediaList(c, obj["unknown_media"], jsonfield.Join(field, "unknown_media"))
+	r.WarningMedia = mediaList(c, obj["warning_media"], jsonfield.Join(field, "warning_media"))
+	r.CriticalMedia = mediaList(c, obj["critical_media"], jsonfield.Join(field, "critical_media"))
+	r.UnknownBlackhole = c.boolean(obj["unknown_blackhole"], jsonfield.Join(field, "unknown_blackhole"))
+	r.WarningBlackhole = c.boolean(obj["warning_blackhole"], jsonfield.Join(field, "warning_blackhole"))
+	r.CriticalBlackhole = c.boolean(obj["critical_blackhole"], jsonfield.Join(field, "critical_blackhole"))
 	c.unknown(obj, field, ruleFields)
 	if len(c.problems) > before {
 		return roster.Rule{}, false
@@ -294,11 +295,11 @@ func mediaList(c *check, raw json.RawMessage, field string) []string {
 	var out []string
 	c.list(raw, field, "medium names", func(i int, item json.RawMessage) {
 		var s string
-		if first(item) != '"' || json.Unmarshal(item, &s) != nil {
-			c.fail(at(field, i), "must be a string")
+		if jsonfield.First(item) != '"' || json.Unmarshal(item, &s) != nil {
+			c.fail(jsonfield.At(field, i), "must be a string")
 			return
 		}
-		if c.check(at(field, i), roster.MediumNameProblem(s)) {
+		if c.check(jsonfield.At(field, i), roster.MediumNameProblem(s)) {
 			out = append(out, s)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/jsonfield"
 	"github.com/flapjackgo/flapjack/internal/redisread"
 	"github.com/flapjackgo/flapjack/internal/strset"
 	"github.com/flapjackgo/flapjack/model"
@@ -101,9 +102,9 @@ func parseEntity(index int, raw json.RawMessage) (*entity, []Problem) {
 		c.fail("id", "must not contain ':' (contacts_for:ENTITY_ID:CHECK would be ambiguous)")
 	}
 	e := &entity{index: index, id: id}
-	if isNull(obj["name"]) {
+	if jsonfield.IsNull(obj["name"]) {
 		c.fail("name", "is required")
-	} else if name := c.str(obj["name"], "name"); first(obj["name"]) == '"' {
+	} else if name := c.str(obj["name"], "name"); jsonfield.First(obj["name"]) == '"' {
 		e.name = strings.ToLower(strings.TrimSpace(name)) // docs/decisions.md D14
 		switch {
 		case e.name == "":
@@ -215,13 +216,13 @@ func readEntities(ctx context.Context, conn redis.Conn, keys schema.Keys, recs [
 		}
 		for k, tag := range e.tags {
 			if t, ok := b.TypeOK(tagTypeAt[tag], "set"); !ok {
-				problems = append(problems, Problem{Index: e.index, ID: e.id, Field: at("tags", k),
+				problems = append(problems, Problem{Index: e.index, ID: e.id, Field: jsonfield.At("tags", k),
 					Reason: fmt.Sprintf("key %s holds a %s, not a set", keys.EntityTag(tag), t)})
 			}
 		}
 		for k, s := range e.schedules {
 			if !st.schedules[s] {
-				problems = append(problems, Problem{Index: e.index, ID: e.id, Field: at("schedules", k),
+				problems = append(problems, Problem{Index: e.index, ID: e.id, Field: jsonfield.At("schedules", k),
 					Reason: fmt.Sprintf("unknown schedule %q (import schedules first)", s)})
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/humantime"
+	"github.com/flapjackgo/flapjack/internal/jsonfield"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -77,17 +78,17 @@ func ParsePolicy(index int, raw json.RawMessage) (roster.EscalationPolicy, []Pro
 	p.Severities = c.strings(obj["severities"], "severities")
 	p.Repeat = c.duration(obj["repeat"], "repeat")
 	p.RestartAfter = c.duration(obj["restart_after"], "restart_after")
-	if isNull(obj["steps"]) {
+	if jsonfield.IsNull(obj["steps"]) {
 		c.fail("steps", "is required")
 	}
 	c.list(obj["steps"], "steps", "objects", func(i int, item json.RawMessage) {
-		field := at("steps", i)
+		field := jsonfield.At("steps", i)
 		so, ok := c.object(item, field)
 		if !ok {
 			return
 		}
 		c.unknown(so, field, stepFields)
-		if isNull(so["delay"]) {
+		if jsonfield.IsNull(so["delay"]) {
 			c.fail(field+".delay", "is required (\"0 minutes\" for at once)")
 		}
 		p.Steps = append(p.Steps, roster.EscalationStep{Delay: c.duration(so["delay"], field+".delay"),
@@ -110,11 +111,11 @@ func ParsePolicy(index int, raw json.RawMessage) (roster.EscalationPolicy, []Pro
 
 // duration reads Flapjack duration words ("15 minutes") or whole seconds; absent is 0.
 func (c *check) duration(raw json.RawMessage, field string) int64 {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return 0
 	}
 	var text string
-	switch first(raw) {
+	switch jsonfield.First(raw) {
 	case '"':
 		_ = json.Unmarshal(raw, &text)
 	default:

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flapjackgo/flapjack/internal/jsonfield"
 	"github.com/flapjackgo/flapjack/model/roster"
 )
 
@@ -34,33 +35,10 @@ func (c *check) check(field, reason string) bool {
 
 func (c *check) ok() bool { return len(c.problems) == 0 }
 
-func isNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
-}
-
-// first is the first byte of a JSON value, which tells its type.
-func first(raw json.RawMessage) byte {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return 0
-	}
-	return t[0]
-}
-
-func join(prefix, field string) string {
-	if prefix == "" {
-		return field
-	}
-	return prefix + "." + field
-}
-
-func at(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
-
 // object decodes a JSON object; anything else is a problem.
 func (c *check) object(raw json.RawMessage, field string) (map[string]json.RawMessage, bool) {
 	var m map[string]json.RawMessage
-	if first(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if jsonfield.First(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		if field == "" {
 			c.fail("", "must be a JSON object")
 		} else {
@@ -81,17 +59,17 @@ func (c *check) unknown(obj map[string]json.RawMessage, prefix string, known map
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		c.fail(join(prefix, k), "unknown field")
+		c.fail(jsonfield.Join(prefix, k), "unknown field")
 	}
 }
 
 // str reads an optional string (null or absent = "").
 func (c *check) str(raw json.RawMessage, field string) string {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return ""
 	}
 	var s string
-	if first(raw) != '"' || json.Unmarshal(raw, &s) != nil {
+	if jsonfield.First(raw) != '"' || json.Unmarshal(raw, &s) != nil {
 		c.fail(field, "must be a string")
 		return ""
 	}
@@ -101,10 +79,10 @@ func (c *check) str(raw json.RawMessage, field string) string {
 // ident reads an id: a string, or an integer kept as its decimal text. ok is false when the
 // value has the wrong type (a problem is recorded); "" with ok true means absent.
 func (c *check) ident(raw json.RawMessage, field string) (string, bool) {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return "", true
 	}
-	switch b := first(raw); {
+	switch b := jsonfield.First(raw); {
 	case b == '"':
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
@@ -122,11 +100,11 @@ func (c *check) ident(raw json.RawMessage, field string) (string, bool) {
 
 // list calls each for every element of an optional array.
 func (c *check) list(raw json.RawMessage, field, what string, each func(i int, raw json.RawMessage)) {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return
 	}
 	var items []json.RawMessage
-	if first(raw) != '[' || json.Unmarshal(raw, &items) != nil {
+	if jsonfield.First(raw) != '[' || json.Unmarshal(raw, &items) != nil {
 		c.fail(field, "must be an array of %s", what)
 		return
 	}
@@ -140,11 +118,11 @@ func (c *check) strings(raw json.RawMessage, field string) []string {
 	var out []string
 	c.list(raw, field, "strings", func(i int, item json.RawMessage) {
 		var s string
-		if first(item) != '"' || json.Unmarshal(item, &s) != nil {
-			c.fail(at(field, i), "must be a string")
+		if jsonfield.First(item) != '"' || json.Unmarshal(item, &s) != nil {
+			c.fail(jsonfield.At(field, i), "must be a string")
 			return
 		}
-		if c.check(at(field, i), roster.TagProblem(s)) {
+		if c.check(jsonfield.At(field, i), roster.TagProblem(s)) {
 			out = append(out, s)
 		}
 	})
@@ -155,12 +133,12 @@ func (c *check) strings(raw json.RawMessage, field string) []string {
 func (c *check) idents(raw json.RawMessage, field string) []string {
 	var out []string
 	c.list(raw, field, "ids", func(i int, item json.RawMessage) {
-		id, ok := c.ident(item, at(field, i))
+		id, ok := c.ident(item, jsonfield.At(field, i))
 		if !ok {
 			return
 		}
 		if strings.TrimSpace(id) == "" {
-			c.fail(at(field, i), "must not be empty")
+			c.fail(jsonfield.At(field, i), "must not be empty")
 			return
 		}
 		out = append(out, id)
@@ -170,7 +148,7 @@ func (c *check) idents(raw json.RawMessage, field string) []string {
 
 // boolean reads an optional JSON boolean (absent = false).
 func (c *check) boolean(raw json.RawMessage, field string) bool {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return false
 	}
 	switch string(bytes.TrimSpace(raw)) {
@@ -187,7 +165,7 @@ func (c *check) boolean(raw json.RawMessage, field string) bool {
 // that is not an integer is refused as "must be an integer of at least min". nil when absent or
 // refused.
 func (c *check) integer(raw json.RawMessage, field string, min int64, problem func(int64) string) *int64 {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return nil
 	}
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
@@ -206,11 +184,11 @@ func (c *check) regexes(raw json.RawMessage, field string) []string {
 	var out []string
 	c.list(raw, field, "strings", func(i int, item json.RawMessage) {
 		var s string
-		if first(item) != '"' || json.Unmarshal(item, &s) != nil {
-			c.fail(at(field, i), "must be a string")
+		if jsonfield.First(item) != '"' || json.Unmarshal(item, &s) != nil {
+			c.fail(jsonfield.At(field, i), "must be a string")
 			return
 		}
-		if c.check(at(field, i), roster.PatternProblem(s)) {
+		if c.check(jsonfield.At(field, i), roster.PatternProblem(s)) {
 			out = append(out, s)
 		}
 	})
@@ -220,7 +198,7 @@ func (c *check) regexes(raw json.RawMessage, field string) []string {
 // timeRestrictions reads a rule's time restrictions (their shape is checked by package roster)
 // as compact JSON, "[]" when there are none.
 func (c *check) timeRestrictions(raw json.RawMessage, field string) string {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return "[]"
 	}
 	compact, problems := roster.TimeRestrictions(string(raw))

@@ -70,6 +70,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/jsonfield"
 	"github.com/flapjackgo/flapjack/model"
 	"github.com/flapjackgo/flapjack/model/roster"
 )
@@ -163,11 +164,11 @@ func records(data []byte, wrapper string) ([]json.RawMessage, error) {
 				ErrInvalid, unknown[0], wrapper)
 		}
 		raw, ok := top[wrapper]
-		if !ok || isNull(raw) {
+		if !ok || jsonfield.IsNull(raw) {
 			return nil, fmt.Errorf("%w: no %q array in the top-level object", ErrInvalid, wrapper)
 		}
 		var out []json.RawMessage
-		if first(raw) != '[' || json.Unmarshal(raw, &out) != nil {
+		if jsonfield.First(raw) != '[' || json.Unmarshal(raw, &out) != nil {
 			return nil, fmt.Errorf("%w: %q must be an array", ErrInvalid, wrapper)
 		}
 		return out, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/internal/jsonfield"
 	"github.com/flapjackgo/flapjack/model/roster"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -45,7 +46,7 @@ func parseRuleRecord(index int, raw json.RawMessage) (*keyed[roster.Rule], []Pro
 	}
 	c.id = recordID(c, obj["id"])
 	contactID, _ := c.ident(obj["contact_id"], "contact_id")
-	if isNull(obj["contact_id"]) {
+	if jsonfield.IsNull(obj["contact_id"]) {
 		c.fail("contact_id", "is required")
 	}
 	if !c.ok() {

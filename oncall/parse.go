@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flapjackgo/flapjack/internal/jsonfield"
 )
 
 // Parse reads a schedules file: a JSON array of schedules, or {"schedules": [...]}. It returns
@@ -67,7 +69,7 @@ func duplicates(parsed []*Schedule, bad []bool) []Problem {
 
 func records(data []byte) ([]json.RawMessage, error) {
 	var raws []json.RawMessage
-	switch first(data) {
+	switch jsonfield.First(data) {
 	case '[':
 		if err := json.Unmarshal(data, &raws); err != nil {
 			return nil, fmt.Errorf("read schedules: %w", err)
@@ -78,7 +80,7 @@ func records(data []byte) ([]json.RawMessage, error) {
 			return nil, fmt.Errorf("read schedules: %w", err)
 		}
 		list, ok := wrapper["schedules"]
-		if !ok || len(wrapper) != 1 || first(list) != '[' {
+		if !ok || len(wrapper) != 1 || jsonfield.First(list) != '[' {
 			return nil, errors.New(`read schedules: an object must have exactly one field, "schedules", an array`)
 		}
 		if err := json.Unmarshal(list, &raws); err != nil {
@@ -112,10 +114,10 @@ func ParseSchedule(index int, raw json.RawMessage) (*Schedule, []Problem) {
 	s.Name = r.str(obj["name"], "name")
 	s.Timezone = r.str(obj["timezone"], "timezone")
 	for i, lr := range r.array(obj["layers"], "layers") {
-		s.Layers = append(s.Layers, r.layer(lr, at("layers", i)))
+		s.Layers = append(s.Layers, r.layer(lr, jsonfield.At("layers", i)))
 	}
 	for i, or := range r.array(obj["overrides"], "overrides") {
-		s.Overrides = append(s.Overrides, r.override(or, at("overrides", i)))
+		s.Overrides = append(s.Overrides, r.override(or, jsonfield.At("overrides", i)))
 	}
 	s.Fallback = r.contacts(obj["fallback"], "fallback")
 	if len(r.problems) > 0 {
@@ -136,7 +138,7 @@ func (r *reader) layer(raw json.RawMessage, field string) Layer {
 	l.Turn = r.str(obj["turn"], field+".turn")
 	l.Members = r.contacts(obj["members"], field+".members")
 	for i, rr := range r.array(obj["restrictions"], field+".restrictions") {
-		l.Restrictions = append(l.Restrictions, r.restriction(rr, at(field+".restrictions", i)))
+		l.Restrictions = append(l.Restrictions, r.restriction(rr, jsonfield.At(field+".restrictions", i)))
 	}
 	return l
 }
@@ -149,7 +151,7 @@ func (r *reader) restriction(raw json.RawMessage, field string) Restriction {
 	}
 	r.unknown(obj, field, restrictionFields)
 	x.Days = r.str(obj["days"], field+".days")
-	if d, given := obj["days"]; given && !isNull(d) && strings.TrimSpace(x.Days) == "" {
+	if d, given := obj["days"]; given && !jsonfield.IsNull(d) && strings.TrimSpace(x.Days) == "" {
 		r.fail(field+".days", `must name days, e.g. "mon-fri" (leave it out for every day)`)
 	}
 	x.From = r.str(obj["from"], field+".from")
@@ -183,7 +185,7 @@ func (r *reader) fail(field, format string, args ...any) {
 
 func (r *reader) object(raw json.RawMessage, field string) (map[string]json.RawMessage, bool) {
 	var m map[string]json.RawMessage
-	if first(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if jsonfield.First(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		r.fail(field, "must be a JSON object")
 		return nil, false
 	}
@@ -200,17 +202,17 @@ func (r *reader) unknown(obj map[string]json.RawMessage, prefix string, known []
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		r.fail(join(prefix, k), "unknown field (known: %s)", strings.Join(known, ", "))
+		r.fail(jsonfield.Join(prefix, k), "unknown field (known: %s)", strings.Join(known, ", "))
 	}
 }
 
 // str reads an optional string (absent or null: "").
 func (r *reader) str(raw json.RawMessage, field string) string {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return ""
 	}
 	var s string
-	if first(raw) != '"' || json.Unmarshal(raw, &s) != nil {
+	if jsonfield.First(raw) != '"' || json.Unmarshal(raw, &s) != nil {
 		r.fail(field, "must be a string")
 	}
 	return s
@@ -219,10 +221,10 @@ func (r *reader) str(raw json.RawMessage, field string) string {
 // contact reads a contact or schedule id: a string, or an integer kept as its decimal text (as
 // contact ids may be in Flapjack's imports).
 func (r *reader) contact(raw json.RawMessage, field string) string {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return ""
 	}
-	if first(raw) == '"' {
+	if jsonfield.First(raw) == '"' {
 		return r.str(raw, field)
 	}
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
@@ -236,18 +238,18 @@ func (r *reader) contact(raw json.RawMessage, field string) string {
 func (r *reader) contacts(raw json.RawMessage, field string) []string {
 	var out []string
 	for i, item := range r.array(raw, field) {
-		out = append(out, r.contact(item, at(field, i)))
+		out = append(out, r.contact(item, jsonfield.At(field, i)))
 	}
 	return out
 }
 
 // array reads an optional array (absent or null: none).
 func (r *reader) array(raw json.RawMessage, field string) []json.RawMessage {
-	if isNull(raw) {
+	if jsonfield.IsNull(raw) {
 		return nil
 	}
 	var items []json.RawMessage
-	if first(raw) != '[' || json.Unmarshal(raw, &items) != nil {
+	if jsonfield.First(raw) != '[' || json.Unmarshal(raw, &items) != nil {
 		r.fail(field, "must be an array")
 	}
 	return items
@@ -266,26 +268,3 @@ func (r *reader) instant(raw json.RawMessage, field string) time.Time {
 	}
 	return t
 }
-
-func isNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
-}
-
-// first is the first byte of a JSON value, which tells its type.
-func first(raw []byte) byte {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return 0
-	}
-	return t[0]
-}
-
-func join(prefix, field string) string {
-	if prefix == "" {
-		return field
-	}
-	return prefix + "." + field
-}
-
-func at(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flapjackgo/flapjack/internal/humantime"
+	"github.com/flapjackgo/flapjack/internal/jsonfield"
 )
 
 // MinTurn is the shortest turn a layer may have.
@@ -60,10 +61,10 @@ func (s *Schedule) prepare(index int) []Problem {
 	}
 	s.layers = make([]layer, len(s.Layers))
 	for i, l := range s.Layers {
-		s.layers[i] = r.readyLayer(l, at("layers", i), s.Layers[:i])
+		s.layers[i] = r.readyLayer(l, jsonfield.At("layers", i), s.Layers[:i])
 	}
 	for i, o := range s.Overrides {
-		r.checkOverride(o, at("overrides", i))
+		r.checkOverride(o, jsonfield.At("overrides", i))
 	}
 	r.ids(s.Fallback, "fallback")
 	if len(r.problems) > 0 {
@@ -102,10 +103,10 @@ func (r *reader) readyLayer(l Layer, field string, earlier []Layer) layer {
 		r.fail(field+".members", "must name at least one contact")
 	}
 	for i, m := range l.Members {
-		r.checkID(m, at(field+".members", i))
+		r.checkID(m, jsonfield.At(field+".members", i))
 	}
 	for i, x := range l.Restrictions {
-		out.windows = append(out.windows, r.window(x, at(field+".restrictions", i)))
+		out.windows = append(out.windows, r.window(x, jsonfield.At(field+".restrictions", i)))
 	}
 	return out
 }
@@ -185,9 +186,9 @@ func (r *reader) checkOverride(o Override, field string) {
 // ids checks a list of contact ids, which must not repeat.
 func (r *reader) ids(ids []string, field string) {
 	for i, id := range ids {
-		r.checkID(id, at(field, i))
+		r.checkID(id, jsonfield.At(field, i))
 		if slices.Contains(ids[:i], id) {
-			r.fail(at(field, i), "lists %q twice", id)
+			r.fail(jsonfield.At(field, i), "lists %q twice", id)
 		}
 	}
 }
@@ -212,14 +213,14 @@ func (s *Schedule) CheckContacts(index int, known map[string]bool) []Problem {
 	}
 	for i, l := range s.Layers {
 		for j, m := range l.Members {
-			check(m, at(at("layers", i)+".members", j))
+			check(m, jsonfield.At(jsonfield.At("layers", i)+".members", j))
 		}
 	}
 	for i, o := range s.Overrides {
-		check(o.Contact, at("overrides", i)+".contact")
+		check(o.Contact, jsonfield.At("overrides", i)+".contact")
 	}
 	for i, f := range s.Fallback {
-		check(f, at("fallback", i))
+		check(f, jsonfield.At("fallback", i))
 	}
 	return r.problems
 }
