@@ -65,6 +65,7 @@ func TestScheduleRoutes(t *testing.T) {
 		t.Errorf("on call in web-primary: %+v, want %+v", s.OnCall, want)
 	}
 	a = expect(t, "GET all", call(t, srv, "GET", "/schedules", "", ""), 200)
+	got.Schedules = nil // decoding into the elements read before would keep their fields the answer leaves out
 	if err := json.Unmarshal(a.body, &got); err != nil || len(got.Schedules) != 2 || got.Schedules[0].ID != "quiet" ||
 		!reflect.DeepEqual(got.Schedules[0].Links, scheduleLinks{Contacts: []string{"abc"}, Entities: []string{}}) {
 		t.Fatalf("GET all: %v %s", err, a.body)
