@@ -11,10 +11,12 @@ import (
 )
 
 // scheduleJSON is an on-call schedule as the JSON API shows it: the fields of the import file,
-// with links to every contact it names and the entities that route to it.
+// who is on call when the request is answered (the injected clock) and why, and links to every
+// contact it names and the entities that route to it.
 type scheduleJSON struct {
 	*oncall.Schedule
-	Links scheduleLinks `json:"links"`
+	OnCall oncall.OnCall `json:"on_call"`
+	Links  scheduleLinks `json:"links"`
 }
 
 type scheduleLinks struct {
@@ -54,9 +56,10 @@ func (a *jsonAPI) getSchedules(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		now := a.now()
 		for _, s := range schedules {
 			if ids == nil || slices.Contains(ids, s.ID) {
-				out = append(out, scheduleJSON{Schedule: s,
+				out = append(out, scheduleJSON{Schedule: s, OnCall: s.At(now),
 					Links: scheduleLinks{Contacts: list(roster.ScheduleContacts(s)), Entities: list(entities[s.ID])}})
 			}
 		}

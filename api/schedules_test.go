@@ -5,16 +5,21 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/importer"
+	"github.com/flapjackgo/flapjack/oncall"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
 func TestScheduleRoutes(t *testing.T) {
 	t.Parallel()
-	srv, db := apiServer(t, nil)
+	// during the override of 872 in web-primary; quiet has nobody but its fallback
+	at := time.Date(2026, 4, 1, 13, 0, 0, 0, time.UTC)
+	srv, db := apiServer(t, func(o *Options) { o.Clock = clock.NewFake(at) })
 	expect(t, "contacts", call(t, srv, "POST", "/contacts", vndJSON, twoContacts), 201)
 	a := expect(t, "GET none", call(t, srv, "GET", "/schedules", "", ""), 200)
 	if string(a.body) != `{"schedules":[]}`+"\n" && string(a.body) != `{"schedules":[]}` {
@@ -43,6 +48,7 @@ func TestScheduleRoutes(t *testing.T) {
 			ID, Name, Timezone string
 			Layers             []struct{ Members []string }
 			Overrides          []struct{ Contact, Start string }
+			OnCall             oncall.OnCall `json:"on_call"`
 			Links              scheduleLinks
 		}
 	}
@@ -55,10 +61,17 @@ func TestScheduleRoutes(t *testing.T) {
 		!reflect.DeepEqual(s.Links, scheduleLinks{Contacts: []string{"872", "abc"}, Entities: []string{"e1"}}) {
 		t.Fatalf("GET one: %s", a.body)
 	}
+	if want := (oncall.OnCall{Contacts: []string{"872"}, Source: oncall.FromOverride, Index: 0}); !reflect.DeepEqual(s.OnCall, want) {
+		t.Errorf("on call in web-primary: %+v, want %+v", s.OnCall, want)
+	}
 	a = expect(t, "GET all", call(t, srv, "GET", "/schedules", "", ""), 200)
+	got.Schedules = nil // decoding into the elements read before would keep their fields the answer leaves out
 	if err := json.Unmarshal(a.body, &got); err != nil || len(got.Schedules) != 2 || got.Schedules[0].ID != "quiet" ||
 		!reflect.DeepEqual(got.Schedules[0].Links, scheduleLinks{Contacts: []string{"abc"}, Entities: []string{}}) {
 		t.Fatalf("GET all: %v %s", err, a.body)
+	}
+	if want := (oncall.OnCall{Contacts: []string{"abc"}, Source: oncall.FromFallback, Index: -1}); !reflect.DeepEqual(got.Schedules[0].OnCall, want) {
+		t.Errorf("on call in quiet: %+v, want %+v", got.Schedules[0].OnCall, want)
 	}
 	expectErrors(t, "GET missing", call(t, srv, "GET", "/schedules/web-primary,ghost", "", ""), 404, "ghost")
 

@@ -33,9 +33,6 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// TestBrowser drives a real headless Chromium through the UI: the failing check is listed,
-// its page acknowledges it (an event in Redis, then shown as acknowledged once the executive
-// processed it), and a maintenance window is scheduled and deleted.
 // browser is a headless Chromium tab logged in as testUser, with helpers that fail the test.
 type browser struct {
 	t   *testing.T

@@ -30,6 +30,8 @@ type summaryData struct {
 	EntitiesAll, EntitiesFailing int64
 	ChecksAll, ChecksFailing     int64
 	Acknowledged, InMaintenance  int
+	// OnCall is who each schedule puts on call now.
+	OnCall []scheduleLine
 }
 
 func (s *server) summary(w http.ResponseWriter, r *http.Request) error {
@@ -56,6 +58,9 @@ func (s *server) summary(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	if d.OnCall, err = s.onCallNow(r, now); err != nil {
 		return err
 	}
 	return s.page(w, r, "summary", "summary", "Summary", true, d)
@@ -421,6 +426,8 @@ type contactData struct {
 	Policies []policyLine
 	// Alerting are the checks currently alerting the contact on any medium.
 	Alerting []model.CheckRef
+	// Shifts are the contact's shifts over the next schedulePageDays, across every schedule.
+	Shifts []contactShift
 }
 
 func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
@@ -468,6 +475,9 @@ func (s *server) contact(w http.ResponseWriter, r *http.Request) error {
 		if errors.As(err, &nf) {
 			return errStatus(http.StatusNotFound, "Could not find contact '%s'", id)
 		}
+		return err
+	}
+	if d.Shifts, err = s.nextShifts(r, id, s.clk.Now()); err != nil {
 		return err
 	}
 	return s.page(w, r, "contact", "contacts", "Contact "+d.FirstName+" "+d.LastName, false, d)

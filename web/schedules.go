@@ -80,16 +80,53 @@ func (s *server) readSchedules(r *http.Request) ([]*oncall.Schedule, error) {
 }
 
 func (s *server) schedules(w http.ResponseWriter, r *http.Request) error {
-	all, err := s.readSchedules(r)
+	lines, err := s.onCallNow(r, s.clk.Now())
 	if err != nil {
 		return err
 	}
-	now := s.clk.Now()
+	return s.page(w, r, "schedules", "schedules", "On-call schedules", true, lines)
+}
+
+// onCallNow is each schedule with who it puts on call at now (the schedules page, the summary).
+func (s *server) onCallNow(r *http.Request, now time.Time) ([]scheduleLine, error) {
+	all, err := s.readSchedules(r)
+	if err != nil {
+		return nil, err
+	}
 	lines := make([]scheduleLine, len(all))
 	for i, sc := range all {
 		lines[i] = scheduleLine{ID: sc.ID, Title: sc.Title(), Timezone: sc.Location().String(), Now: describeOnCall(sc.At(now))}
 	}
-	return s.page(w, r, "schedules", "schedules", "On-call schedules", true, lines)
+	return lines, nil
+}
+
+// contactShift is one of a contact's shifts, on the schedule's clock, for the contact's page.
+type contactShift struct {
+	ScheduleID, Title, Start, End, Why string
+}
+
+// nextShifts are a contact's shifts over the next schedulePageDays across every schedule, the
+// one under way first.
+func (s *server) nextShifts(r *http.Request, contact string, now time.Time) ([]contactShift, error) {
+	all, err := s.readSchedules(r)
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	shifts, err := oncall.ContactShifts(contact, all, now, now.AddDate(0, 0, schedulePageDays))
+	if err != nil {
+		return nil, err
+	}
+	zones := make(map[string]*time.Location, len(all))
+	for _, sc := range all {
+		zones[sc.ID] = sc.Location()
+	}
+	out := make([]contactShift, len(shifts))
+	for i, sh := range shifts {
+		loc := zones[sh.ScheduleID]
+		out[i] = contactShift{ScheduleID: sh.ScheduleID, Title: sh.Title, Start: localStamp(sh.Start, loc),
+			End: localStamp(sh.End, loc), Why: oncall.Provenance(sh.OnCall)}
+	}
+	return out, nil
 }
 
 // findSchedule reads one schedule (404 when there is none).

@@ -166,3 +166,27 @@ func TestCalendarFeedsParseToTheShifts(t *testing.T) {
 		t.Errorf("unknown contact's feed: %d", code)
 	}
 }
+
+// TestOnCallOnSummaryAndContactPages: the summary says who each schedule puts on call now, and a
+// contact's page lists their shifts over the next 14 days, the one under way first.
+func TestOnCallOnSummaryAndContactPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	c := f.client(t, false)
+	lacks(t, c.get("/"), "summary without schedules", "On call now")
+	contains(t, c.get("/contacts/ada"), "contact page without schedules", "<h2>Next shifts</h2>", "None in the next 14 days.")
+	f.withRota(t)
+	contains(t, c.get("/"), "summary", "<h2>On call now</h2>",
+		`<li><a href="/schedules/ops">Ops primary</a>: <span>ada</span> (layer &#34;weekly&#34;)</li>`)
+	ada := c.get("/contacts/ada")
+	contains(t, ada, "ada's page", `<h2>Next shifts</h2>`,
+		`<li>Mon 5 Jan 10:00 GMT to Mon 5 Jan 17:00 GMT: <a href="/schedules/ops">Ops primary</a> (layer &#34;weekly&#34;)</li>`,
+		`<li>Mon 19 Jan 09:00 GMT to Mon 19 Jan 10:00 GMT:`, `href="/contacts/ada/shifts.ics"`)
+	// her first week's five days and the third week's first hour
+	if n := strings.Count(ada, `<a href="/schedules/ops">Ops primary</a> (layer`); n != 6 {
+		t.Errorf("ada has %d shifts listed, want 6", n)
+	}
+	bob := c.get("/contacts/bob")
+	contains(t, bob, "bob's page", `<li>Mon 12 Jan 09:00 GMT to Mon 12 Jan 17:00 GMT: <a href="/schedules/ops">Ops primary</a>`)
+	lacks(t, bob, "bob's page", "Mon 5 Jan", "None in the next 14 days.")
+}

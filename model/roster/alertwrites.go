@@ -12,7 +12,8 @@ import (
 // the decision's record: contact_alert_state (the notifier's suppression end times, and the
 // revision guarding them), the documented suppression keys each of its fields mirrors
 // (drop_alerts_for_contact, drop_rollup_alerts_for_contact), the alerting sets
-// (contact_alerting_checks) and the media queues.
+// (contact_alerting_checks), the media queues, and whom a check's on-call schedules alerted of
+// its problem (schedule_alerted).
 
 // AlertChanges are a notifier decision's changes to its contacts' notification state, and the
 // alerts it queues.

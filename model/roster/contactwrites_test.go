@@ -8,12 +8,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/flapjackgo/flapjack/internal/testing/fj16"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model/roster"
+	"github.com/flapjackgo/flapjack/oncall"
 	"github.com/flapjackgo/flapjack/schema"
 )
 
@@ -761,6 +763,36 @@ func TestFlapjack16Contacts(t *testing.T) {
 		}
 		if n, _ := redis.Int(conn.Do("SISMEMBER", "contact_notification_rules:ops-team", "crew-rule")); n != 1 {
 			t.Error("the new rule is not listed under ops-team")
+		}
+	})
+	t.Run("schedules name them", func(t *testing.T) {
+		_, conn := load(t)
+		// "gone" is in our index only: a Flapjack 1.6 tool deleted its hash
+		if _, err := conn.Do("SADD", keys.AllContacts(), "gone"); err != nil {
+			t.Fatal(err)
+		}
+		rota := func(id string, members ...string) *oncall.Schedule {
+			s, err := oncall.New(oncall.Schedule{ID: id, Timezone: "UTC",
+				Layers: []oncall.Layer{{Name: "weekly", Start: "2026-01-05T09:00:00", Turn: "1 week", Members: members}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		res, err := roster.PutSchedules(ctx, conn, keys, []*oncall.Schedule{rota("ops", "21", "ops-team"), rota("ghost", "21", "gone")},
+			roster.ReplaceOptions{Partial: true})
+		if err != nil || len(res.Problems) != 1 || res.Refused[0] || !res.Refused[1] || res.Problems[0].Reason != `contact "gone" does not exist` {
+			t.Fatalf("PutSchedules = %+v, %v; want ops stored, ghost refused for gone", res, err)
+		}
+		window := oncall.Override{Start: time.Date(2026, 1, 6, 12, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 6, 14, 0, 0, 0, time.UTC)}
+		window.Contact = "22"
+		if err := roster.AddOverride(ctx, conn, keys, "ops", window); err != nil {
+			t.Fatalf("an override for 1.6's contact 22: %v", err)
+		}
+		window.Contact = "gone"
+		var nf *roster.NotFoundError
+		if err := roster.AddOverride(ctx, conn, keys, "ops", window); !errors.As(err, &nf) {
+			t.Fatalf("an override for the deleted contact: %v, want not found", err)
 		}
 	})
 	t.Run("index repaired from the hashes", func(t *testing.T) {

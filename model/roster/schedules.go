@@ -36,7 +36,7 @@ func scheduleContacts(s *oncall.Schedule) (ids, fields []string) {
 }
 
 // PutSchedules adds or replaces schedules (by id), refusing any that names a contact that does
-// not exist; schedules not named are left alone. Without opts.Partial any problem writes
+// not exist (has no contact:ID hash, as Flapjack 1.6 decides); schedules not named are left alone. Without opts.Partial any problem writes
 // nothing. The schedules are valid already (they came out of oncall.Parse or oncall.New).
 func PutSchedules(ctx context.Context, conn redis.Conn, keys schema.Keys, schedules []*oncall.Schedule, opts ReplaceOptions) (BulkResult, error) {
 	static, norm := checkItems(schedules, "schedule", func(s *oncall.Schedule) error {
@@ -49,15 +49,24 @@ func PutSchedules(ctx context.Context, conn redis.Conn, keys schema.Keys, schedu
 	err := Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		res = BulkResult{Refused: append([]bool(nil), static.Refused...), Problems: append([]Problem(nil), static.Problems...)}
 		var b redisread.Batch
-		t.Watch(&b, keys.AllContacts(), keys.Schedules())
-		at := make([][]int, len(norm))
+		watch := []string{keys.AllContacts(), keys.Schedules()}
+		for i, s := range norm {
+			if !res.Refused[i] {
+				ids, _ := scheduleContacts(s)
+				for _, c := range ids {
+					watch = append(watch, keys.Contact(c))
+				}
+			}
+		}
+		t.Watch(&b, watch...)
+		at := make([][]contactAt, len(norm))
 		for i, s := range norm {
 			if res.Refused[i] {
 				continue
 			}
 			ids, _ := scheduleContacts(s)
 			for _, c := range ids {
-				at[i] = append(at[i], b.Add("SISMEMBER", keys.AllContacts(), c))
+				at[i] = append(at[i], addContactExists(&b, keys, c))
 			}
 		}
 		if err := b.Run(t.ctx, t.conn); err != nil {
@@ -69,7 +78,7 @@ func PutSchedules(ctx context.Context, conn redis.Conn, keys schema.Keys, schedu
 			}
 			ids, fields := scheduleContacts(s)
 			for k, c := range ids {
-				if b.Num(at[i][k]) != 1 {
+				if !at[i][k].exists(&b) {
 					res.refuse(i, FieldError{Field: fields[k], Reason: fmt.Sprintf("contact %q does not exist", c), Err: ErrNotFound})
 				}
 			}
@@ -89,25 +98,12 @@ func Schedules(conn redis.Conn, keys schema.Keys) ([]*oncall.Schedule, []error, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("read schedules: %w", err)
 	}
-	out, problems := DecodeSchedules(m)
+	out, problems := decodeSchedules(m)
 	return out, problems, nil
 }
 
-// ScheduleIDs reads the ids of every stored schedule.
-func ScheduleIDs(conn redis.Conn, keys schema.Keys) (map[string]bool, error) {
-	ids, err := redis.Strings(conn.Do("HKEYS", keys.Schedules()))
-	if err != nil {
-		return nil, fmt.Errorf("read schedule ids: %w", err)
-	}
-	out := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		out[id] = true
-	}
-	return out, nil
-}
-
-// DecodeSchedules decodes fields of the schedules hash (id -> JSON), sorted by id.
-func DecodeSchedules(m map[string]string) ([]*oncall.Schedule, []error) {
+// decodeSchedules decodes fields of the schedules hash (id -> JSON), sorted by id.
+func decodeSchedules(m map[string]string) ([]*oncall.Schedule, []error) {
 	out := make([]*oncall.Schedule, 0, len(m))
 	var problems []error
 	for id, raw := range m {
@@ -207,9 +203,9 @@ func ScheduleContacts(s *oncall.Schedule) []string {
 func AddOverride(ctx context.Context, conn redis.Conn, keys schema.Keys, id string, o oncall.Override) error {
 	return Guarded(ctx, conn, keys, func(t *Txn) (*model.Ops, error) {
 		var b redisread.Batch
-		t.Watch(&b, keys.Schedules(), keys.AllContacts())
+		t.Watch(&b, keys.Schedules(), keys.AllContacts(), keys.Contact(o.Contact))
 		rawAt := b.Add("HGET", keys.Schedules(), id)
-		knownAt := b.Add("SISMEMBER", keys.AllContacts(), o.Contact)
+		knownAt := addContactExists(&b, keys, o.Contact)
 		if err := b.Run(t.ctx, t.conn); err != nil {
 			return nil, err
 		}
@@ -217,7 +213,7 @@ func AddOverride(ctx context.Context, conn redis.Conn, keys schema.Keys, id stri
 		if raw == "" {
 			return nil, &NotFoundError{What: "schedule", IDs: []string{id}}
 		}
-		if b.Num(knownAt) != 1 {
+		if !knownAt.exists(&b) {
 			return nil, &NotFoundError{What: "contact", IDs: []string{o.Contact}}
 		}
 		s, err := oncall.Decode([]byte(raw))

@@ -68,9 +68,6 @@ func ParseSeverityStates(pairs []string) (map[string]string, error) {
 // mappableStates are the states a severity may map to.
 var mappableStates = []string{schema.StateOK, schema.StateWarning, schema.StateCritical, schema.StateUnknown}
 
-// MappableStates lists them, for the settings' choices.
-func MappableStates() []string { return slices.Clone(mappableStates) }
-
 // alert is one alert as both payloads carry it.
 type alert struct {
 	Status      string            `json:"status"` // webhook only: firing or resolved
