@@ -59,9 +59,9 @@ func TestSweepForgetsOldAndSurplusDeliveries(t *testing.T) {
 			for _, age := range ages {
 				id := fmt.Sprintf("a%d", age)
 				exists, _ := redis.Bool(db.Do(t, "EXISTS", k.Delivery(id)), nil)
-				_, errAll := redis.Int64(db.Do(t, "ZSCORE", k.Deliveries(), id), nil)
-				_, errCheck := redis.Int64(db.Do(t, "ZSCORE", k.CheckDeliveries(fmt.Sprintf("web-%d:HTTP", age)), id), nil)
-				_, errContact := redis.Int64(db.Do(t, "ZSCORE", k.ContactDeliveries("ada"), id), nil)
+				_, errAll := redis.Float64(db.Do(t, "ZSCORE", k.Deliveries(), id), nil)
+				_, errCheck := redis.Float64(db.Do(t, "ZSCORE", k.CheckDeliveries(fmt.Sprintf("web-%d:HTTP", age)), id), nil)
+				_, errContact := redis.Float64(db.Do(t, "ZSCORE", k.ContactDeliveries("ada"), id), nil)
 				indexed := []bool{errAll == nil, errCheck == nil, errContact == nil}
 				for i, in := range indexed {
 					if in != kept[age] {
