@@ -231,7 +231,7 @@ func (s *Sender) data(c *smtp.Client, msg []byte) (string, error) {
 	if err != nil {
 		return "", s.fail("end of DATA", err)
 	}
-	return QueueID(reply), nil
+	return reply, nil
 }
 
 // queuedAs finds the id in a reply to the end of DATA: Postfix's "queued as 4F1A2", Exim's
