@@ -36,8 +36,9 @@ type PayloadSender interface {
 }
 
 // ReceiptSender is implemented by senders whose provider answers an accepted message with its
-// id (Twilio's sid, Vonage's message-id): the gateway calls SendReceipt instead of Send and
-// keeps the id in the delivery log.
+// id (Twilio's sid, Vonage's message-id, SNS's MessageId, PagerDuty's dedup_key, an SMTP
+// server's queue id): the gateway calls SendReceipt instead of Send and keeps the id in the
+// delivery log.
 type ReceiptSender interface {
 	SendReceipt(ctx context.Context, alert schema.Alert) (messageID string, err error)
 }

@@ -25,6 +25,7 @@ type Metrics struct {
 
 	scheduleFallbacks *prometheus.CounterVec
 	uncovered         prometheus.Gauge
+	onCall            *prometheus.GaugeVec
 
 	processed atomic.Int64
 }
@@ -81,8 +82,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"schedule"}),
 		uncovered: f.NewGauge(prometheus.GaugeOpts{
 			Name: "flapjack_schedules_uncovered",
-			Help: "Schedules whose latest resolution by this notifier found nobody on call in their layers and overrides.",
+			Help: "Schedules with nobody on call in their layers and overrides (fallback or nobody) at this notifier's latest tick.",
 		}),
+		onCall: f.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "flapjack_schedule_on_call",
+			Help: "Contacts a schedule puts on call at this notifier's latest tick (its fallback when nobody else is), by schedule.",
+		}, []string{"schedule"}),
 	}
 	for _, t := range []string{schema.NotificationProblem, schema.NotificationRecovery, schema.NotificationAcknowledgement, schema.NotificationTest} {
 		for _, r := range []string{"routed", "no_contacts"} {

@@ -95,6 +95,9 @@ type Notifier struct {
 	nextTick time.Time // when the run loop next fires due escalation steps
 	policies policyCache
 	rotas    scheduleCache // on-call schedules as decoded (schedules.go)
+	// onCallSeries are the schedules flapjack_schedule_on_call has a series for (coverage.go),
+	// touched by the run loop's tick only.
+	onCallSeries map[string]string
 }
 
 // New builds a notifier.

@@ -125,28 +125,24 @@ func (nt *Notifier) rememberScheduled(p *plan) {
 	}
 }
 
-// observeSchedules counts the fallbacks of an applied plan and keeps the gauge of schedules
-// found uncovered.
+// observeSchedules counts the fallbacks of an applied plan (the coverage gauges are the tick's:
+// coverage.go).
 func (nt *Notifier) observeSchedules(p *plan) {
 	for _, r := range p.resolutions {
-		if r.missing {
+		if r.missing || !r.uncovered() {
 			continue
 		}
-		if r.uncovered() {
-			nt.m.scheduleFallbacks.WithLabelValues(r.schedule).Inc()
-			nt.log.Warn("nobody on call in schedule; fallback used", zap.String("schedule", r.schedule),
-				zap.Strings("fallback", r.onCall.Contacts))
-		}
-		nt.m.uncovered.Set(float64(nt.rotas.cover(r.schedule, !r.uncovered())))
+		nt.m.scheduleFallbacks.WithLabelValues(r.schedule).Inc()
+		nt.log.Warn("nobody on call in schedule; fallback used", zap.String("schedule", r.schedule),
+			zap.Strings("fallback", r.onCall.Contacts))
 	}
 }
 
-// scheduleCache keeps decoded schedules by their stored JSON, so routing decodes a schedule once
-// per change, and which schedules were last found uncovered.
+// scheduleCache keeps decoded schedules by their stored JSON, so routing and the tick decode a
+// schedule once per change.
 type scheduleCache struct {
-	mu        sync.Mutex
-	byID      map[string]cachedSchedule
-	uncovered map[string]bool
+	mu   sync.Mutex
+	byID map[string]cachedSchedule
 }
 
 type cachedSchedule struct {
@@ -174,21 +170,6 @@ func (c *scheduleCache) decode(id, raw string, log *zap.Logger) (*oncall.Schedul
 	}
 	c.byID[id] = cachedSchedule{raw: raw, schedule: s}
 	return s, s != nil
-}
-
-// cover records whether a schedule was found covered and returns how many are not.
-func (c *scheduleCache) cover(id string, covered bool) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.uncovered == nil {
-		c.uncovered = map[string]bool{}
-	}
-	if covered {
-		delete(c.uncovered, id)
-	} else {
-		c.uncovered[id] = true
-	}
-	return len(c.uncovered)
 }
 
 // stepsOnCall resolves, at now, the schedules of the steps firing (one read of their

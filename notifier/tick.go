@@ -92,15 +92,18 @@ func (nt *Notifier) NextEscalationDue(ctx context.Context) (at time.Time, found 
 	return time.Unix(secs, 0), found, err
 }
 
-// maybeEscalate ticks when tickEvery has passed since the last tick.
+// maybeEscalate ticks when tickEvery has passed since the last tick: the escalation steps due,
+// then the schedules' coverage.
 func (nt *Notifier) maybeEscalate(ctx context.Context) error {
 	now := nt.clock.Now()
 	if now.Before(nt.nextTick) {
 		return nil
 	}
 	nt.nextTick = now.Add(tickEvery)
-	_, err := nt.Escalate(ctx)
-	return err
+	if _, err := nt.Escalate(ctx); err != nil {
+		return err
+	}
+	return nt.observeCoverage(ctx, now)
 }
 
 // tick is one tick's decisions: every ladder's plan, and the one record writing them all.

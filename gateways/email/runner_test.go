@@ -155,3 +155,42 @@ func rcptEvents(srv *testsmtp.Server) []string {
 	}
 	return out
 }
+
+// The delivery log keeps the queue id the server gave each message in its reply to the end of
+// DATA ("250 2.0.0 Ok: queued as 4F1A2B3C5D").
+func TestDeliveryLogKeepsTheQueueID(t *testing.T) {
+	t.Parallel()
+	srv := testsmtp.Start(t, testsmtp.Options{})
+	e := startDelivery(t, srv, 3)
+	ada, bob := problem(), problem()
+	ada.ID, bob.ID, bob.ContactID, bob.Address = "alert-ada", "alert-bob", "bob", "bob@example.com"
+	e.QueueLogged(ada, *ada.Time)
+	e.QueueLogged(bob, *bob.Time)
+	logged := map[string]string{ada.Address: e.Delivered(ada).MessageID, bob.Address: e.Delivered(bob).MessageID}
+	issued := map[string]string{}
+	for _, m := range srv.Messages(t) {
+		issued[strings.Join(m.To, ",")] = m.QueueID
+	}
+	if len(issued) != 2 || issued[ada.Address] == "" || issued[ada.Address] == issued[bob.Address] {
+		t.Fatalf("the server queued %v, want one id per message", issued)
+	}
+	for to, want := range issued {
+		if logged[to] != want {
+			t.Errorf("mail to %s: delivery log has message id %q, the server queued it as %q", to, logged[to], want)
+		}
+	}
+}
+
+func TestQueueIDOfAReply(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ reply, want string }{
+		{"2.0.0 Ok: queued as 4F1A2", "4F1A2"},
+		{"OK id=1tK9Zq-000Abc-3x", "1tK9Zq-000Abc-3x"},
+		{"2.0.0 OK  1700000000 d75a77b69052e-42a1b2c3 - gsmtp", "2.0.0 OK  1700000000 d75a77b69052e-42a1b2c3 - gsmtp"},
+		{" Message accepted \n", "Message accepted"},
+	} {
+		if got := QueueID(tc.reply); got != tc.want {
+			t.Errorf("QueueID(%q) = %q, want %q", tc.reply, got, tc.want)
+		}
+	}
+}

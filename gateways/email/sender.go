@@ -9,6 +9,7 @@ import (
 	"net/mail"
 	"net/smtp"
 	"net/textproto"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +39,8 @@ type SenderOptions struct {
 	Clock     clock.Clock
 	Log       *zap.Logger
 }
+
+var _ gateways.ReceiptSender = (*Sender)(nil)
 
 // Sender delivers alerts by SMTP, one connection per alert.
 type Sender struct {
@@ -81,14 +84,21 @@ func NewSender(o SenderOptions) (*Sender, error) {
 		zones: map[string]*time.Location{}, warnedZone: map[string]bool{}}, nil
 }
 
-// Send mails one alert. It returns nil once the server answered 250 to the message, a permanent
-// error for a 5xx reply, an address that is not one, a server without the required STARTTLS
+// Send mails one alert (see SendReceipt).
+func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
+	_, err := s.SendReceipt(ctx, a)
+	return err
+}
+
+// SendReceipt implements gateways.ReceiptSender: it mails one alert and returns the message id
+// the server gave it (QueueID). Its error is nil once the server answered 250 to the message,
+// a permanent one for a 5xx reply, an address that is not one, a server without the required STARTTLS
 // or AUTH, or a certificate that does not verify, and a retryable one for a 4xx reply and any
 // connection failure.
-func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
+func (s *Sender) SendReceipt(ctx context.Context, a schema.Alert) (string, error) {
 	to, err := parseAddress(a.Address)
 	if err != nil {
-		return gateways.Permanent(fmt.Errorf("email address of contact %s: %w", a.ContactID, err))
+		return "", gateways.Permanent(fmt.Errorf("email address of contact %s: %w", a.ContactID, err))
 	}
 	to.Name = strings.TrimSpace(schema.Deref(a.ContactFirstName) + " " + schema.Deref(a.ContactLastName))
 	loc := s.zone(ctx, a.ContactID)
@@ -139,14 +149,15 @@ func (s *Sender) zone(ctx context.Context, contactID string) *time.Location {
 // addr is host:port of the server.
 func (s *Sender) addr() string { return net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port)) }
 
-// deliver runs one SMTP conversation: EHLO, STARTTLS, AUTH, MAIL, RCPT, DATA, QUIT.
-func (s *Sender) deliver(ctx context.Context, rcpt string, msg []byte) error {
+// deliver runs one SMTP conversation: EHLO, STARTTLS, AUTH, MAIL, RCPT, DATA, QUIT, and
+// returns the message id the server's reply to the end of DATA gives.
+func (s *Sender) deliver(ctx context.Context, rcpt string, msg []byte) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	dialer := net.Dialer{}
 	conn, err := dialer.DialContext(ctx, "tcp", s.addr())
 	if err != nil {
-		return s.fail("connect", err)
+		return "", s.fail("connect", err)
 	}
 	// The conversation ends with ctx: its deadline bounds every read and write, and a
 	// cancellation (shutdown) closes the connection.
@@ -158,48 +169,82 @@ func (s *Sender) deliver(ctx context.Context, rcpt string, msg []byte) error {
 	c, err := smtp.NewClient(conn, s.cfg.Host)
 	if err != nil {
 		conn.Close()
-		return s.fail("greeting", err)
+		return "", s.fail("greeting", err)
 	}
 	defer c.Close()
 	if err := c.Hello(s.cfg.Hostname); err != nil {
-		return s.fail("EHLO", err)
+		return "", s.fail("EHLO", err)
 	}
 	secure := false
 	if ok, _ := c.Extension("STARTTLS"); ok {
 		if err := c.StartTLS(s.tls); err != nil {
-			return s.fail("STARTTLS", err)
+			return "", s.fail("STARTTLS", err)
 		}
 		secure = true
 	} else if s.cfg.StartTLS {
-		return gateways.Permanent(fmt.Errorf("smtp %s: the server does not offer STARTTLS, which smtp_config.starttls requires (set it to false to allow plaintext)", s.addr()))
+		return "", gateways.Permanent(fmt.Errorf("smtp %s: the server does not offer STARTTLS, which smtp_config.starttls requires (set it to false to allow plaintext)", s.addr()))
 	}
 	if s.cfg.useAuth() {
 		if err := s.auth(c, secure); err != nil {
-			return err
+			return "", err
 		}
 	}
 	from := s.from.Address
 	if err := c.Mail(from); err != nil {
-		return s.fail("MAIL FROM:<"+from+">", err)
+		return "", s.fail("MAIL FROM:<"+from+">", err)
 	}
 	if err := c.Rcpt(rcpt); err != nil {
-		return s.fail("RCPT TO:<"+rcpt+">", err)
+		return "", s.fail("RCPT TO:<"+rcpt+">", err)
 	}
-	w, err := c.Data()
+	reply, err := s.data(c, msg)
 	if err != nil {
-		return s.fail("DATA", err)
-	}
-	if _, err := w.Write(msg); err != nil {
-		return s.fail("DATA", err)
-	}
-	if err := w.Close(); err != nil {
-		return s.fail("end of DATA", err)
+		return "", err
 	}
 	// Accepted (250): what QUIT says no longer matters, and retrying would send it twice.
 	if err := c.Quit(); err != nil {
 		s.log.Debug("QUIT after a delivered mail failed", zap.String("server", s.addr()), zap.Error(err))
 	}
-	return nil
+	return QueueID(reply), nil
+}
+
+// data sends msg with DATA and returns the server's reply to its end ("2.0.0 Ok: queued as
+// 4F1A2"), which net/smtp's Data writer reads but does not give.
+func (s *Sender) data(c *smtp.Client, msg []byte) (string, error) {
+	id, err := c.Text.Cmd("DATA")
+	if err != nil {
+		return "", s.fail("DATA", err)
+	}
+	c.Text.StartResponse(id)
+	_, _, err = c.Text.ReadResponse(354)
+	c.Text.EndResponse(id)
+	if err != nil {
+		return "", s.fail("DATA", err)
+	}
+	w := c.Text.DotWriter()
+	if _, err := w.Write(msg); err != nil {
+		return "", s.fail("DATA", err)
+	}
+	if err := w.Close(); err != nil {
+		return "", s.fail("DATA", err)
+	}
+	_, reply, err := c.Text.ReadResponse(250)
+	if err != nil {
+		return "", s.fail("end of DATA", err)
+	}
+	return reply, nil
+}
+
+// queuedAs finds the id in a reply to the end of DATA: Postfix's "queued as 4F1A2", Exim's
+// "id=1tK9Zq-000Abc-3x".
+var queuedAs = regexp.MustCompile(`(?i)(?:queued as |\bid=)([A-Za-z0-9._-]+)`)
+
+// QueueID is the message id a server's reply to the end of DATA gives: the id when the reply
+// says one as Postfix or Exim do, else the whole reply.
+func QueueID(reply string) string {
+	if m := queuedAs.FindStringSubmatch(reply); m != nil {
+		return m[1]
+	}
+	return strings.TrimSpace(reply)
 }
 
 // auth authenticates with the configured mechanism, which the server must offer; credentials

@@ -103,3 +103,39 @@ func TestHungRequestTimesOutAndIsRetried(t *testing.T) {
 		t.Fatalf("dead-lettered: %v", f)
 	}
 }
+
+// The delivery log keeps the dedup_key PagerDuty answered each accepted event with: the key of
+// the incident it went to.
+func TestDeliveryLogKeepsTheDedupKey(t *testing.T) {
+	t.Parallel()
+	srv := testproviders.NewServer(t, testproviders.PagerDuty())
+	sender, err := NewSender(SenderOptions{Config: Config{EventsBaseURL: srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, db := alert("problem", "critical", "HTTP 500"), alert("problem", "critical", "MySQL down")
+	web.ID, db.ID, db.EventID = "alert-web", "alert-db", "db-01:MySQL"
+	logged := testproviders.NewGateway(t, Medium).LoggedIDs(sender, web, db)
+	srv.AssertNoViolations(t)
+	_, accepted, _ := srv.Snapshot()
+	issued := map[string]string{}
+	for _, req := range accepted {
+		var ev testpagerduty.V2Event
+		if err := json.Unmarshal(req.Body, &ev); err != nil || ev.DedupKey == nil || ev.Payload == nil {
+			t.Fatalf("accepted event %s: %v", req.Body, err)
+		}
+		id := web.ID
+		if ev.Payload.Source == "db-01" {
+			id = db.ID
+		}
+		issued[id] = *ev.DedupKey
+	}
+	if len(issued) != 2 || issued[web.ID] == issued[db.ID] {
+		t.Fatalf("PagerDuty answered %v, want one key per check", issued)
+	}
+	for id, want := range issued {
+		if logged[id] != want {
+			t.Errorf("%s: delivery log has message id %q, PagerDuty answered dedup_key %q", id, logged[id], want)
+		}
+	}
+}

@@ -50,7 +50,7 @@ type Sender struct {
 	now    func() time.Time
 }
 
-var _ gateways.Sender = (*Sender)(nil)
+var _ gateways.ReceiptSender = (*Sender)(nil)
 
 // NewSender validates the configuration and builds a Sender.
 func NewSender(o SenderOptions) (*Sender, error) {
@@ -114,12 +114,19 @@ func Action(a schema.Alert) string {
 
 // Send implements gateways.Sender.
 func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
+	_, err := s.SendReceipt(ctx, a)
+	return err
+}
+
+// SendReceipt implements gateways.ReceiptSender: the message id is the dedup_key (v1:
+// incident_key) PagerDuty answers with, the key of the incident the event went to.
+func (s *Sender) SendReceipt(ctx context.Context, a schema.Alert) (string, error) {
 	action := Action(a)
 	if action == "" {
-		return gateways.Permanent(fmt.Errorf("notification type %q has no PagerDuty event action (problem, test, acknowledgement or recovery)", a.NotificationType))
+		return "", gateways.Permanent(fmt.Errorf("notification type %q has no PagerDuty event action (problem, test, acknowledgement or recovery)", a.NotificationType))
 	}
 	if a.Address == "" {
-		return gateways.Permanent(errors.New("alert has no PagerDuty routing key (address)"))
+		return "", gateways.Permanent(errors.New("alert has no PagerDuty routing key (address)"))
 	}
 	if s.cfg.UseV1Events {
 		return s.sendV1(ctx, a, action)
@@ -127,7 +134,7 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 	return s.sendV2(ctx, a, action)
 }
 
-func (s *Sender) sendV2(ctx context.Context, a schema.Alert, action string) error {
+func (s *Sender) sendV2(ctx context.Context, a schema.Alert, action string) (string, error) {
 	ev := v2Event{RoutingKey: a.Address, EventAction: action, DedupKey: DedupKey(a.EventID)}
 	if action == ActionTrigger {
 		ev.Client = Client
@@ -158,30 +165,48 @@ func payload(a schema.Alert) *v2Payload {
 	return p
 }
 
-func (s *Sender) sendV1(ctx context.Context, a schema.Alert, action string) error {
+func (s *Sender) sendV1(ctx context.Context, a schema.Alert, action string) (string, error) {
 	entity, check := a.EntityCheck()
 	ev := v1Event{ServiceKey: a.Address, IncidentKey: DedupKey(a.EventID), EventType: action, Description: Summary(a),
 		Client: Client, Details: map[string]string{"HOSTNAME": entity, "SERVICE": check}}
 	return s.post(ctx, a, s.cfg.EventsBaseURL+"/generic/2010-04-15/create_event.json", ev, true)
 }
 
-// post sends one event and classifies the outcome.
-func (s *Sender) post(ctx context.Context, a schema.Alert, url string, body any, v1 bool) error {
+// post sends one event and classifies the outcome; accepted, it returns the incident key
+// PagerDuty answered with.
+func (s *Sender) post(ctx context.Context, a schema.Alert, url string, body any, v1 bool) (string, error) {
 	raw, err := json.Marshal(body)
 	if err != nil {
-		return gateways.Permanent(fmt.Errorf("encode PagerDuty event: %w", err))
+		return "", gateways.Permanent(fmt.Errorf("encode PagerDuty event: %w", err))
 	}
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(raw))
 	if err != nil {
-		return gateways.Permanent(fmt.Errorf("PagerDuty request: %w", err))
+		return "", gateways.Permanent(fmt.Errorf("PagerDuty request: %w", err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := do(ctx, s.client, s.cfg.Timeout, req)
 	if err != nil {
-		return gateways.Retryable(httpsend.ScrubError(err, a.Address), 0)
+		return "", gateways.Retryable(httpsend.ScrubError(err, a.Address), 0)
 	}
-	return s.classify(resp, a, v1)
+	if err := s.classify(resp, a, v1); err != nil {
+		return "", err
+	}
+	return acceptedKey(resp.Body), nil
+}
+
+// acceptedKey is the incident key of an accepted event's answer: v2's dedup_key, v1's
+// incident_key ("" when the answer has neither: the event is accepted all the same).
+func acceptedKey(body []byte) string {
+	var m struct {
+		DedupKey    string `json:"dedup_key"`
+		IncidentKey string `json:"incident_key"`
+	}
+	_ = json.Unmarshal(body, &m)
+	if m.DedupKey != "" {
+		return m.DedupKey
+	}
+	return m.IncidentKey
 }
 
 // classify turns a PagerDuty answer into the gateways' contract.

@@ -217,6 +217,10 @@ func TestSendV1(t *testing.T) {
 	if d := accepted[0].V1.Description; d != `Problem: "HTTP" on web-01 is Critical, HTTP 500` {
 		t.Errorf("description = %q", d)
 	}
+	// The message id of an accepted v1 event is the incident_key of PagerDuty's answer.
+	if key, err := s.SendReceipt(context.Background(), alert("problem", "critical", "HTTP 500")); err != nil || key != "web-01:HTTP" {
+		t.Errorf("SendReceipt = %q, %v; want the incident_key answered, web-01:HTTP", key, err)
+	}
 	// v1 signals throttling with 403: retryable.
 	srv.answer(reply{status: 403, retryAfter: "2"})
 	err := s.Send(context.Background(), alert("problem", "critical", "x"))

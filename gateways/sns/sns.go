@@ -92,7 +92,7 @@ type Sender struct {
 	client        *awssns.Client
 }
 
-var _ gateways.Sender = (*Sender)(nil)
+var _ gateways.ReceiptSender = (*Sender)(nil)
 
 // NewSender validates the configuration and builds a Sender.
 func NewSender(o Options) (*Sender, error) {
@@ -119,9 +119,15 @@ var topicARN = regexp.MustCompile(`^arn:aws(-[a-z]+)*:sns:([a-z0-9-]+):[0-9]{12}
 
 // Send implements gateways.Sender.
 func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
+	_, err := s.SendReceipt(ctx, a)
+	return err
+}
+
+// SendReceipt implements gateways.ReceiptSender: the message id is Publish's MessageId.
+func (s *Sender) SendReceipt(ctx context.Context, a schema.Alert) (string, error) {
 	arn := topicARN.FindStringSubmatch(strings.TrimSpace(a.Address))
 	if arn == nil {
-		return gateways.Permanent(fmt.Errorf("address %q is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<topic>)", a.Address))
+		return "", gateways.Permanent(fmt.Errorf("address %q is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<topic>)", a.Address))
 	}
 	m := gateways.NewMessage(a, s.Loc)
 	in := &awssns.PublishInput{TopicArn: aws.String(arn[0]), Message: aws.String(s.message(m)), Subject: aws.String(s.subject(m))}
@@ -135,10 +141,11 @@ func (s *Sender) Send(ctx context.Context, a schema.Alert) error {
 		o.Region = arn[2] // SNS publishes only to topics of the region it is called in
 	})
 	if err != nil {
-		return s.classify(err, a)
+		return "", s.classify(err, a)
 	}
-	s.Log.Debug("message published", zap.String("check", a.EventID), zap.String("message_id", aws.ToString(out.MessageId)))
-	return nil
+	id := aws.ToString(out.MessageId)
+	s.Log.Debug("message published", zap.String("check", a.EventID), zap.String("message_id", id))
+	return id, nil
 }
 
 // throttling are the error codes AWS uses for "slow down", whatever the HTTP status.

@@ -167,3 +167,29 @@ func TestDelivery(t *testing.T) {
 		WantRetryable: "SNS answered HTTP 500 InternalError for web-01:HTTP",
 	}.Run(t)
 }
+
+// The delivery log keeps the MessageId SNS gave each published alert.
+func TestDeliveryLogKeepsTheMessageID(t *testing.T) {
+	t.Parallel()
+	srv := testproviders.NewServer(t, testproviders.SNS(accessKey, secretKey, "eu-west-1"))
+	problem, recovery := alert("problem", "critical", "HTTP 500"), alert("recovery", "ok", "HTTP 200")
+	problem.ID, recovery.ID = "alert-1", "alert-2"
+	logged := testproviders.NewGateway(t, Medium).LoggedIDs(newSender(t, srv.URL, nil), problem, recovery)
+	_, accepted, _ := srv.Snapshot()
+	issued := map[string]string{}
+	for _, req := range accepted {
+		id := problem.ID
+		if strings.Contains(req.Form.Get("Message"), "HTTP 200") {
+			id = recovery.ID
+		}
+		issued[id] = testproviders.SNSMessageID(req.Body)
+	}
+	if len(issued) != 2 || issued[problem.ID] == issued[recovery.ID] {
+		t.Fatalf("SNS issued %v, want one id per alert", issued)
+	}
+	for id, want := range issued {
+		if logged[id] != want {
+			t.Errorf("%s: delivery log has message id %q, SNS issued %q", id, logged[id], want)
+		}
+	}
+}

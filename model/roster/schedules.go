@@ -94,12 +94,21 @@ func PutSchedules(ctx context.Context, conn redis.Conn, keys schema.Keys, schedu
 // Schedules reads every schedule, sorted by id. A stored value that cannot be read is returned
 // as an error beside the readable schedules.
 func Schedules(conn redis.Conn, keys schema.Keys) ([]*oncall.Schedule, []error, error) {
-	m, err := redis.StringMap(conn.Do("HGETALL", keys.Schedules()))
+	m, err := AllScheduleDefs(conn, keys)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read schedules: %w", err)
+		return nil, nil, err
 	}
 	out, problems := decodeSchedules(m)
 	return out, problems, nil
+}
+
+// AllScheduleDefs reads the stored JSON of every schedule by id, in one read.
+func AllScheduleDefs(conn redis.Conn, keys schema.Keys) (map[string]string, error) {
+	m, err := redis.StringMap(conn.Do("HGETALL", keys.Schedules()))
+	if err != nil {
+		return nil, fmt.Errorf("read schedules: %w", err)
+	}
+	return m, nil
 }
 
 // decodeSchedules decodes fields of the schedules hash (id -> JSON), sorted by id.

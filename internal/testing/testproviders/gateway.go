@@ -18,6 +18,7 @@ import (
 	"github.com/flapjackgo/flapjack/gateways"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
 	"github.com/flapjackgo/flapjack/model"
+	"github.com/flapjackgo/flapjack/model/views"
 	"github.com/flapjackgo/flapjack/queue"
 	"github.com/flapjackgo/flapjack/schema"
 )
@@ -204,6 +205,50 @@ func (g *Gateway) Settle(what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// Delivered waits until the delivery log records alert a (queued with QueueLogged) as
+// delivered and returns its record.
+func (g *Gateway) Delivered(a schema.Alert) schema.DeliveryRecord {
+	g.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn := g.DB.Pool.Get()
+		recs, err := views.ReadDeliveries(conn, g.Keys, views.DeliveryFilter{Contact: a.ContactID})
+		conn.Close()
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.ID == a.ID && r.Status == schema.DeliveryDelivered {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("alert %s not delivered: %+v", a.ID, recs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// LoggedIDs queues alerts as the notifier does, runs a gateway with sender until each is
+// delivered, and returns the message id each one's delivered record carries, by alert id.
+func (g *Gateway) LoggedIDs(sender gateways.Sender, alerts ...schema.Alert) map[string]string {
+	g.t.Helper()
+	for _, a := range alerts {
+		var at int64
+		if a.Time != nil {
+			at = *a.Time
+		}
+		g.QueueLogged(a, at)
+	}
+	stop := g.Start(sender, nil, RunOptions{})
+	defer stop()
+	ids := map[string]string{}
+	for _, a := range alerts {
+		ids[a.ID] = g.Delivered(a).MessageID
+	}
+	return ids
 }
 
 // Alert is the alert the media's tests send: a notification of type typ about web-01:HTTP in

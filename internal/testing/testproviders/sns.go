@@ -47,6 +47,15 @@ var (
 		"MessageStructure", "MessageGroupId", "MessageDeduplicationId"}
 )
 
+// SNSMessageID is the MessageId the server gives the message it publishes from a request body
+// (a UUID, as SNS's are): each distinct message has its own, and a test can tell which request
+// an id came from.
+func SNSMessageID(body []byte) string {
+	h := sha256.Sum256(body)
+	x := hex.EncodeToString(h[:16])
+	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+}
+
 // SNS is the Publish contract for the credentials, in region.
 func SNS(accessKey, secretKey, region string) Contract {
 	return Contract{
@@ -109,8 +118,9 @@ func SNS(accessKey, secretKey, region string) Contract {
 				seq = "<SequenceNumber>10000000000000003000</SequenceNumber>"
 			}
 			_, _ = fmt.Fprintf(w, `<PublishResponse xmlns="https://sns.amazonaws.com/doc/2010-03-31/"><PublishResult>`+
-				`<MessageId>94f20ce6-13c5-43a0-9a9e-ca52d816e90b</MessageId>%s</PublishResult>`+
-				`<ResponseMetadata><RequestId>f187a3c1-376f-11df-8963-01868b7c937a</RequestId></ResponseMetadata></PublishResponse>`, seq)
+				`<MessageId>%s</MessageId>%s</PublishResult>`+
+				`<ResponseMetadata><RequestId>f187a3c1-376f-11df-8963-01868b7c937a</RequestId></ResponseMetadata></PublishResponse>`,
+				SNSMessageID(req.Body), seq)
 		},
 		Failure: func(w http.ResponseWriter, status int, message string) {
 			code, kind := "InvalidParameter", "Sender"

@@ -2,7 +2,9 @@ package testsmtp
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +55,9 @@ type Record struct {
 	Helo     string    `json:"helo"`
 	Received time.Time `json:"received"`
 	Data     string    `json:"data"`
+	// QueueID is the id the server gave the message, in its reply to the end of DATA as
+	// Postfix words it: "250 2.0.0 Ok: queued as QUEUEID".
+	QueueID string `json:"queue_id"`
 }
 
 // Serve listens on cfg.Addr, calls ready with the address it listens on, and serves until ctx
@@ -201,20 +206,21 @@ func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 // Data stores the message (write, then rename: a reader never sees half a file) before the
-// client is told 250.
+// client is told 250 with the message's queue id.
 func (s *session) Data(r io.Reader) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return err
 	}
 	time.Sleep(s.b.cfg.DataDelay)
+	name := fmt.Sprintf("%020d-%06d.json", time.Now().UnixNano(), s.b.seq.Add(1))
+	sum := sha256.Sum256([]byte(name))
 	rec := Record{From: s.from, To: s.to, AuthUser: s.user, TLS: s.tls(), Helo: s.c.Hostname(),
-		Received: time.Now().UTC(), Data: string(data)}
+		Received: time.Now().UTC(), Data: string(data), QueueID: strings.ToUpper(hex.EncodeToString(sum[:5]))}
 	body, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	name := fmt.Sprintf("%020d-%06d.json", time.Now().UnixNano(), s.b.seq.Add(1))
 	dir := filepath.Join(s.b.cfg.Dir, "messages")
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	if err := os.WriteFile(tmp, body, 0o640); err != nil {
@@ -224,7 +230,8 @@ func (s *session) Data(r io.Reader) error {
 		return err
 	}
 	s.b.event("data %s from=%s to=%s bytes=%d", name, s.from, strings.Join(s.to, ","), len(data))
-	return nil
+	// A 250 "error" is go-smtp's way to answer the end of DATA with a text of one's own.
+	return &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "Ok: queued as " + rec.QueueID}
 }
 
 func (s *session) Reset() { s.from, s.to = "", nil }
