@@ -16,7 +16,7 @@ func (s *server) check(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d.LiveURL = s.base + "check/live?entity=" + url.QueryEscape(d.Entity) + "&check=" + url.QueryEscape(d.Check)
-	return s.livePage(w, r, http.StatusOK, "check", "", model.CheckRef{Entity: d.Entity, Check: d.Check}.ID(), false, d)
+	return s.livePage(w, r, http.StatusOK, "check", "checkhead", "", model.CheckRef{Entity: d.Entity, Check: d.Check}.ID(), false, d)
 }
 
 func (s *server) checkLive(w http.ResponseWriter, r *http.Request) error {

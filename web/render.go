@@ -157,6 +157,9 @@ type frame struct {
 	Flash   string
 	Logo    string
 	Live    bool // live.js updates the page: the meta refresh is only for browsers without JavaScript
+	// LiveETag is the ETag of the page's live fragment as rendered with the page, so live.js's
+	// first poll answers 304 when nothing changed and does not replace what the page shows.
+	LiveETag string
 	Now     time.Time
 	Data    any
 }
@@ -184,13 +187,18 @@ func (s *server) page(w http.ResponseWriter, r *http.Request, name, nav, title s
 	return s.pages.render(w, name, f)
 }
 
-// livePage renders a page that live.js keeps current: the meta refresh, if any, only applies
-// with JavaScript off.
-func (s *server) livePage(w http.ResponseWriter, r *http.Request, code int, name, nav, title string, refresh bool, data any) error {
+// livePage renders a page that live.js keeps current through its fragment part: the meta
+// refresh, if any, only applies with JavaScript off.
+func (s *server) livePage(w http.ResponseWriter, r *http.Request, code int, name, part, nav, title string, refresh bool, data any) error {
 	f := s.frame(r, nav, title, data)
 	f.CSRF = s.csrfToken(w, r)
 	f.Flash = s.takeFlash(w, r)
 	f.Live = true
+	_, etag, err := s.fragment(r, f.CSRF, name, part, data)
+	if err != nil {
+		return err
+	}
+	f.LiveETag = etag
 	if refresh && s.o.AutoRefresh > 0 {
 		f.Refresh = int(s.o.AutoRefresh / time.Second)
 	}
@@ -200,21 +208,30 @@ func (s *server) livePage(w http.ResponseWriter, r *http.Request, code int, name
 	return s.pages.render(w, name, f)
 }
 
-// part renders one named template of a page (a fragment live.js swaps in) with the page's frame.
-func (s *server) part(w http.ResponseWriter, r *http.Request, code int, name, part string, data any) error {
+// fragment renders one named template of a page (a fragment live.js swaps in) with the page's
+// frame, and its ETag.
+func (s *server) fragment(r *http.Request, csrf, name, part string, data any) (*bytes.Buffer, string, error) {
 	t, ok := s.pages[name]
 	if !ok {
-		return fmt.Errorf("no template %q", name)
+		return nil, "", fmt.Errorf("no template %q", name)
 	}
 	f := s.frame(r, "", "", data)
-	f.CSRF = s.csrfToken(w, r)
+	f.CSRF = csrf
 	var b bytes.Buffer
 	if err := t.ExecuteTemplate(&b, part, f); err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return &b, `"` + hex.EncodeToString(sum[:12]) + `"`, nil
+}
+
+// part serves one fragment of a page. A phone polls it every few seconds: an unchanged
+// fragment costs a 304, not its body.
+func (s *server) part(w http.ResponseWriter, r *http.Request, code int, name, part string, data any) error {
+	b, etag, err := s.fragment(r, s.csrfToken(w, r), name, part, data)
+	if err != nil {
 		return err
 	}
-	// A phone polls this every few seconds: an unchanged fragment costs a 304, not its body.
-	sum := sha256.Sum256(b.Bytes())
-	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
 	w.Header().Set("ETag", etag)
 	w.Header().Set("Cache-Control", "no-store")
 	if code == http.StatusOK && r.Header.Get("If-None-Match") == etag {
@@ -223,6 +240,6 @@ func (s *server) part(w http.ResponseWriter, r *http.Request, code int, name, pa
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	_, err := b.WriteTo(w)
+	_, err = b.WriteTo(w)
 	return err
 }

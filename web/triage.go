@@ -105,7 +105,7 @@ func (s *server) failing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.livePage(w, r, code, "failing", "checks_failing", "Failing checks", true, d)
+	return s.livePage(w, r, code, "failing", "failinglist", "checks_failing", "Failing checks", true, d)
 }
 
 // failingLive is the list alone, for live.js to swap in.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"os"
@@ -185,5 +186,28 @@ func TestLiveFragmentNotModified(t *testing.T) {
 	f.event(t, 0, "new-01.example.com", "Queue", "critical", "stuck")
 	if code, body, _ := c.do("GET", "/checks_failing/live", nil); code != http.StatusOK || !strings.Contains(body, "new-01.example.com:Queue") {
 		t.Errorf("after a change: %d\n%s", code, body)
+	}
+}
+
+// TestLivePagesCarryTheirFragmentsETag: a page kept live names its fragment's ETag, so the
+// first poll of an unchanged page is a 304 and replaces nothing (a form being filled in on it
+// would otherwise be wiped by that first poll).
+func TestLivePagesCarryTheirFragmentsETag(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	c := f.client(t, false)
+	for _, p := range []struct{ page, fragment string }{
+		{"/checks_failing", "/checks_failing/live"},
+		{"/check?entity=web-01.example.com&check=HTTP", "/check/live?entity=web-01.example.com&check=HTTP"},
+	} {
+		m := regexp.MustCompile(`data-live-etag="([^"]*)"`).FindStringSubmatch(c.get(p.page))
+		if m == nil || m[1] == "" {
+			t.Fatalf("%s names no ETag for its fragment", p.page)
+		}
+		c.header = map[string]string{"If-None-Match": html.UnescapeString(m[1])}
+		if code, body, _ := c.do("GET", p.fragment, nil); code != http.StatusNotModified {
+			t.Errorf("%s: first poll of an unchanged page answered %d (%d bytes), want 304", p.page, code, len(body))
+		}
+		c.header = nil
 	}
 }

@@ -1,6 +1,7 @@
 // Keeps a page current without reloading it: every element with data-live-url is replaced by
 // what that URL serves (a fragment the server renders as the page does) every few seconds.
-// Ticked checkboxes and the focused control survive the swap. Without JavaScript the page
+// Ticked checkboxes and the focused control survive the swap, and nothing is swapped while
+// someone types in one of its forms. Without JavaScript the page
 // falls back to its meta refresh.
 (function () {
   "use strict";
@@ -27,6 +28,19 @@
     }
     if (window.flapjackLocalTimes) { window.flapjackLocalTimes(el); }
   }
+  // busy: someone is typing or choosing in a form of el, whose swap would lose it; the next
+  // poll tries again.
+  function busy(el) {
+    var active = document.activeElement;
+    if (active && el.contains(active) && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) && active.type !== "checkbox") {
+      return true;
+    }
+    var fields = el.querySelectorAll("input:not([type=checkbox]):not([type=hidden]), textarea");
+    for (var i = 0; i < fields.length; i++) {
+      if (fields[i].value !== fields[i].defaultValue) { return true; }
+    }
+    return false;
+  }
   function poll(el) {
     if (document.hidden) { return; }
     var headers = {};
@@ -35,11 +49,12 @@
     fetch(el.getAttribute("data-live-url"), { credentials: "same-origin", cache: "no-store", headers: headers })
       .then(function (res) {
         if (!res.ok) { return null; } // 304: unchanged
-        el.setAttribute("data-live-etag", res.headers.get("ETag") || "");
-        return res.text();
+        return res.text().then(function (html) { return { html: html, etag: res.headers.get("ETag") || "" }; });
       })
-      .then(function (html) {
-        if (html !== null) { swap(el, html); }
+      .then(function (got) {
+        if (got === null || busy(el)) { return; }
+        swap(el, got.html);
+        el.setAttribute("data-live-etag", got.etag);
       })
       .catch(function () { /* offline for a moment: the next poll tries again */ });
   }
