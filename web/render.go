@@ -160,8 +160,8 @@ type frame struct {
 	// LiveETag is the ETag of the page's live fragment as rendered with the page, so live.js's
 	// first poll answers 304 when nothing changed and does not replace what the page shows.
 	LiveETag string
-	Now     time.Time
-	Data    any
+	Now      time.Time
+	Data     any
 }
 
 // frame builds the layout's data; the CSRF token and flash are filled by page.
