@@ -15,8 +15,8 @@ func QueueDelivery(ops *Ops, keys schema.Keys, a schema.Alert, at int64) {
 	if a.ID == "" {
 		return
 	}
-	ops.HSet(keys.Delivery(a.ID), deliveryIdentity(a, at)...)
-	ops.HSet(keys.Delivery(a.ID), schema.DeliveryFieldStatus, schema.DeliveryQueued, schema.DeliveryFieldUpdatedAt, at)
+	fields := append(deliveryIdentity(a, at), schema.DeliveryFieldStatus, schema.DeliveryQueued, schema.DeliveryFieldUpdatedAt, at)
+	ops.HSet(keys.Delivery(a.ID), fields...)
 	indexDelivery(ops, keys, a, at)
 }
 
