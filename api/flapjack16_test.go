@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/flapjackgo/flapjack/clock"
 	"github.com/flapjackgo/flapjack/events"
 	"github.com/flapjackgo/flapjack/internal/testing/fj16"
 	"github.com/flapjackgo/flapjack/internal/testing/testredis"
@@ -32,7 +33,14 @@ type step16 struct {
 // fj16Server serves the JSON API on a fresh database holding the 1.6 recording.
 func fj16Server(t *testing.T) (*httptest.Server, *testredis.DB) {
 	t.Helper()
-	srv, db := apiServer(t, func(o *Options) { o.Events = events.NewPublisher(o.Pool, o.Keys, "events") })
+	// The API's clock stands five minutes after the recording: 1.6 timed the current maintenance
+	// windows from its own clock then (they last hours; by the wall clock they would have ended
+	// since), and the steps end one of them two minutes after the recording.
+	at := time.Unix(fj16.Recorded(t).RecordedAt, 0).Add(5 * time.Minute)
+	srv, db := apiServer(t, func(o *Options) {
+		o.Events = events.NewPublisher(o.Pool, o.Keys, "events")
+		o.Clock = clock.NewFake(at)
+	})
 	conn := db.Conn(t)
 	defer conn.Close()
 	fj16.Load(t, conn)
